@@ -1,0 +1,36 @@
+"""Shared plumbing: array namespaces, backend choice, random numbers, validation, results.
+
+Everything in here is private API used by the solver areas; it changes only with tests for
+every user. The pieces:
+
+- :mod:`.namespace` -- array namespace detection (array-api-compat) and small helpers the
+  standard lacks;
+- :mod:`.backend` -- ``backend="auto" | "numpy" | "numba" | "cupy"`` resolution and the cached
+  usable-GPU probe;
+- :mod:`.rng` -- ``rng`` normalisation and draws that are identical on every namespace;
+- :mod:`.validation` -- argument checks with clear messages;
+- :mod:`.results` -- ``OptimizeResult``, callbacks with ``StopIteration``, progress bars;
+- :mod:`.numba_config` -- the one place where Numba flags are set.
+"""
+from .namespace import array_namespace, is_numpy_namespace, is_cupy_namespace, to_numpy_scalar
+from .backend import resolve_backend, gpu_available, Backend, BACKENDS
+from .rng import check_rng, Draws
+from .validation import (
+    as_float_array,
+    check_finite,
+    check_shape,
+    check_positive,
+    check_positive_definite,
+    check_choice,
+    check_int,
+)
+from .results import OptimizeResult, call_callback, Progress
+
+__all__ = [
+    "array_namespace", "is_numpy_namespace", "is_cupy_namespace", "to_numpy_scalar",
+    "resolve_backend", "gpu_available", "Backend", "BACKENDS",
+    "check_rng", "Draws",
+    "as_float_array", "check_finite", "check_shape", "check_positive",
+    "check_positive_definite", "check_choice", "check_int",
+    "OptimizeResult", "call_callback", "Progress",
+]

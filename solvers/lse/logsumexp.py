@@ -1,0 +1,252 @@
+"""Stable log-sum-exp, softmax and exact partial merges on any Array API namespace.
+
+For real ``a`` and weights ``b`` the value is
+
+.. math:: \\operatorname{LSE}(a; b) = \\log \\sum_i b_i e^{a_i}
+          = a^* + \\log m + \\operatorname{log1p}\\Big(\\frac{1}{m}\\sum_{i: a_i < a^*} b_i e^{a_i - a^*}\\Big),
+
+where :math:`a^* = \\max_i a_i` and :math:`m = \\sum_{i: a_i = a^*} b_i`. Splitting off the
+maximal terms and using ``log1p`` keeps full relative accuracy when the sum is close to
+one (Blanchard, Higham & Higham 2021), and matches :func:`scipy.special.logsumexp`.
+"""
+import numpy as np
+
+from .._lib.namespace import array_namespace, is_numpy_namespace
+from .._lib.backend import resolve_backend
+from .._lib.validation import as_float_array
+
+
+def _normalize_axis(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = []
+    for ax in axes:
+        if not isinstance(ax, (int, np.integer)) or isinstance(ax, bool):
+            raise TypeError(f"axis must be None, an int or a tuple of ints, got {axis!r}")
+        if not -ndim <= ax < ndim:
+            raise ValueError(f"axis {ax} is out of bounds for an array of dimension {ndim}")
+        out.append(int(ax) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"repeated axis in {axis!r}")
+    return tuple(sorted(out))
+
+
+def _prepare(a, b, xp):
+    a = as_float_array(a, xp, "a")
+    if b is not None:
+        b = as_float_array(b, xp, "b")
+        dtype = xp.result_type(a.dtype, b.dtype)
+        a, b = xp.astype(a, dtype), xp.astype(b, dtype)
+        try:
+            a, b = xp.broadcast_arrays(a, b)
+        except ValueError:
+            raise ValueError(f"b with shape {tuple(b.shape)} does not broadcast against a "
+                             f"with shape {tuple(a.shape)}") from None
+    if a.ndim == 0:
+        a = xp.reshape(a, (1,))
+        b = None if b is None else xp.reshape(b, (1,))
+    return a, b
+
+
+def _lse_generic(a, b, axes, return_sign, xp):
+    """Reduce ``axes`` with keepdims; returns (out, sign)."""
+    ninf = -xp.inf
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        a_input = a
+        if b is not None:
+            a = xp.where(b == 0, xp.asarray(ninf, dtype=a.dtype), a)
+        a_max = xp.max(a, axis=axes, keepdims=True)
+        is_max = a == a_max
+        ones = xp.ones_like(a) if b is None else b
+        zero = xp.zeros_like(a)
+        m = xp.sum(xp.where(is_max, ones, zero), axis=axes, keepdims=True)
+        terms = xp.exp(a - a_max) if b is None else b * xp.exp(a - a_max)
+        s = xp.sum(xp.where(is_max, zero, terms), axis=axes, keepdims=True)
+        s = xp.where(s == 0, s, s / m)
+        sgn = xp.sign(s + 1) * xp.sign(m)
+        s = xp.where(s < -1, -s - 2, s)
+        out = xp.log1p(s) + xp.log(xp.abs(m)) + a_max
+        if not return_sign:
+            out = xp.where(sgn < 0, xp.asarray(xp.nan, dtype=out.dtype), out)
+        finite = xp.isfinite(out)
+        if not bool(xp.all(finite)):
+            # infinite or NaN input, or an overflow: the naive sum over the *unmasked* input
+            # gives SciPy's answer (so b == 0 with a == inf in an all-masked slice is NaN)
+            naive = xp.sum(xp.exp(a_input) if b is None else b * xp.exp(a_input),
+                           axis=axes, keepdims=True)
+            naive_out = xp.log(xp.abs(naive)) if return_sign else xp.log(naive)
+            out = xp.where(finite, out, naive_out)
+            sgn = xp.where(finite, sgn, xp.sign(naive))
+    return out, sgn
+
+
+def _squeeze(x, axes, keepdims, xp):
+    if keepdims:
+        return x
+    shape = tuple(n for i, n in enumerate(x.shape) if i not in axes)
+    return xp.reshape(x, shape)
+
+
+def _finish(x, xp):
+    # numpy users get a scalar for a full reduction, as from scipy.special.logsumexp
+    if is_numpy_namespace(xp) and x.ndim == 0:
+        return x[()]
+    return x
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, backend="auto"):
+    """Compute ``log(sum(b * exp(a)))`` stably, with SciPy's semantics.
+
+    Parameters
+    ----------
+    a : array_like
+        Real input (any Array API array; lists are treated as numpy).
+    axis : None, int or tuple of ints, optional
+        Axes to reduce; ``None`` reduces all.
+    b : array_like, optional
+        Weights broadcastable to ``a``; may be negative. Terms with ``b == 0`` are ignored
+        even where ``a`` is infinite.
+    keepdims : bool, optional
+        Keep the reduced axes with length one.
+    return_sign : bool, optional
+        Also return the sign of the sum; otherwise a negative sum gives NaN.
+    backend : {"auto", "numpy", "numba", "cupy"}, optional
+        ``"auto"`` uses the Numba kernel for numpy input and the generic code otherwise.
+
+    Returns
+    -------
+    res : array
+        The log of the (absolute) sum; float32 input gives float32 output.
+    sgn : array
+        Only with ``return_sign``: +1, 0 or -1 (NaN where the input had NaN).
+
+    Notes
+    -----
+    ``+inf`` entries give ``+inf``, an all ``-inf`` slice gives ``-inf``, and any NaN gives
+    NaN, as in :func:`scipy.special.logsumexp`. The Numba path accumulates in float64 even
+    for float32 input. Complex input is not supported.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import logsumexp
+    >>> float(logsumexp(np.array([1000.0, 1000.0])))
+    1000.6931471805599
+    >>> logsumexp([1.0, 2.0], b=[1.0, -1.0], return_sign=True)
+    (np.float64(1.5413248546129181), np.float64(-1.0))
+    """
+    xp = array_namespace(a, b)
+    be = resolve_backend(backend, xp)
+    a, b = be.to_device(a), be.to_device(b)
+    a, b = _prepare(a, b, be.xp)
+    axes = _normalize_axis(axis, a.ndim)
+    if a.size == 0 or any(a.shape[ax] == 0 for ax in axes):
+        shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape))
+        out = be.xp.full(shape, -be.xp.inf, dtype=a.dtype)
+        sgn = be.xp.zeros(shape, dtype=a.dtype)
+    elif be.name == "numba":
+        from ._lse_numba import lse_reduce
+
+        out, sgn = lse_reduce(a, b, axes, return_sign)
+    else:
+        out, sgn = _lse_generic(a, b, axes, return_sign, be.xp)
+    out = _finish(be.to_input(_squeeze(out, axes, keepdims, be.xp)), xp)
+    if return_sign:
+        return out, _finish(be.to_input(_squeeze(sgn, axes, keepdims, be.xp)), xp)
+    return out
+
+
+def _shifted(x, axis, xp):
+    """``x - max(x)`` along ``axis`` with non-finite maxima replaced by 0 (SciPy's shift)."""
+    x_max = xp.max(x, axis=axis, keepdims=True)
+    x_max = xp.where(xp.isfinite(x_max), x_max, xp.zeros_like(x_max))
+    return x - x_max
+
+
+def log_softmax(x, axis=None):
+    """Logarithm of :func:`softmax`: ``(x - max) - log(sum(exp(x - max)))``.
+
+    Shifting by the max before the subtraction keeps full precision even when ``x`` is of
+    order 1e300 (where ``x - logsumexp(x)`` would round the ``log 2`` away).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import log_softmax
+    >>> np.exp(log_softmax(np.array([0.0, 0.0]))).tolist()
+    [0.5, 0.5]
+    """
+    xp = array_namespace(x)
+    x = as_float_array(x, xp, "x")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = _shifted(x, axis, xp)
+        return z - xp.log(xp.sum(xp.exp(z), axis=axis, keepdims=True))
+
+
+def softmax(x, axis=None):
+    """Gibbs weights ``exp(x) / sum(exp(x))`` along ``axis``, computed after a max shift.
+
+    Stable for any spread of ``x`` (no overflow for ``x`` of order 1e300). ``-inf`` entries
+    get weight 0; a slice of only ``-inf`` gives NaN, as in SciPy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import softmax
+    >>> softmax(np.array([1e300, 1e300, 0.0])).tolist()
+    [0.5, 0.5, 0.0]
+    """
+    xp = array_namespace(x)
+    x = as_float_array(x, xp, "x")
+    with np.errstate(invalid="ignore"):
+        e = xp.exp(_shifted(x, axis, xp))
+        return e / xp.sum(e, axis=axis, keepdims=True)
+
+
+def logsumexp_partial(a, axis=None, *, xp=None):
+    """Exact partial of a log-sum-exp: ``(m, s)`` with ``m = max a`` and ``s = sum exp(a - m)``.
+
+    Partials of disjoint chunks combine with :func:`logsumexp_merge` into the log-sum-exp
+    of the union, without loss (``log(s) + m``). A chunk of only ``-inf`` gives
+    ``(-inf, 0)``.
+    """
+    xp = array_namespace(a) if xp is None else xp
+    a = as_float_array(a, xp, "a")
+    with np.errstate(invalid="ignore"):
+        m = xp.max(a, axis=axis, keepdims=True)
+        safe_m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
+        s = xp.sum(xp.exp(a - safe_m), axis=axis, keepdims=True)
+        s = xp.where(xp.isfinite(m), s, xp.where(m > 0, s, xp.zeros_like(s)))
+    axes = _normalize_axis(axis, a.ndim)
+    return _squeeze(m, axes, False, xp), _squeeze(s, axes, False, xp)
+
+
+def logsumexp_merge(maxes, sums, axis=0):
+    """Merge partials ``(m_j, s_j)`` along ``axis`` into one ``(m, s)``.
+
+    .. math:: m = \\max_j m_j, \\qquad s = \\sum_j s_j e^{m_j - m}
+
+    so that ``log(s) + m`` is the log-sum-exp over all chunks. Chunks with ``m_j = -inf``
+    contribute nothing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import logsumexp, logsumexp_partial, logsumexp_merge
+    >>> a = np.arange(10.0)
+    >>> parts = [logsumexp_partial(c) for c in (a[:3], a[3:])]
+    >>> m, s = logsumexp_merge(np.array([p[0] for p in parts]), np.array([p[1] for p in parts]))
+    >>> bool(np.isclose(np.log(s) + m, logsumexp(a)))
+    True
+    """
+    xp = array_namespace(maxes, sums)
+    maxes = as_float_array(maxes, xp, "maxes")
+    sums = as_float_array(sums, xp, "sums")
+    with np.errstate(invalid="ignore"):
+        m = xp.max(maxes, axis=axis, keepdims=True)
+        safe_m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
+        scale = xp.where(maxes == -xp.inf, xp.zeros_like(maxes), xp.exp(maxes - safe_m))
+        s = xp.sum(sums * scale, axis=axis, keepdims=True)
+    axes = _normalize_axis(axis, maxes.ndim)
+    return _squeeze(m, axes, False, xp), _squeeze(s, axes, False, xp)
