@@ -1,0 +1,18 @@
+"""Helpers shared by the asv benchmark modules.
+
+BLAS threads are pinned to one: on 2-core machines multithreaded OpenBLAS made small-matrix
+loops up to 30x slower, which would distort every ratio (see design.md).
+"""
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def pin_blas_threads():
+    """Limit BLAS to one thread for the rest of the process (threadpoolctl if present)."""
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1, "blas")
+    except ImportError:
+        pass
