@@ -10,20 +10,39 @@ from scipy.special import logsumexp as scipy_logsumexp
 
 from benchmarks._common import pin_blas_threads
 from solvers import logsumexp, logsumexp_matmul
+from solvers._lib.backend import gpu_available
+
+GPU = ["cupy"] if gpu_available() else []
+
+
+def _sync():
+    if GPU:
+        import cupy
+
+        cupy.cuda.Stream.null.synchronize()
 
 
 class LogSumExp:
-    params = (["numba", "numpy", "scipy"], [0, 1])
+    params = (["numba", "numpy", "scipy"] + GPU, [0, 1])
     param_names = ["backend", "axis"]
 
     def setup(self, backend, axis):
         pin_blas_threads()
         self.a = np.random.default_rng(0).normal(size=(1000, 10000))
-        logsumexp(self.a[:50, :50], axis=axis, backend="numba")  # compile / load cache
+        if backend == "cupy":
+            import cupy
+
+            self.a = cupy.asarray(self.a)
+            logsumexp(self.a[:50, :50], axis=axis)
+        else:
+            logsumexp(self.a[:50, :50], axis=axis, backend="numba")  # compile / load cache
 
     def time_logsumexp(self, backend, axis):
         if backend == "scipy":
             scipy_logsumexp(self.a, axis=axis)
+        elif backend == "cupy":
+            logsumexp(self.a, axis=axis)
+            _sync()
         else:
             logsumexp(self.a, axis=axis, backend=backend)
 
