@@ -1,0 +1,175 @@
+"""Graph helpers: acyclicity checks, topological orders, networkx conversion.
+
+These work on the host (numpy); device arrays (cupy) are copied to the host explicitly
+first, since graphs are small (d x d) next to the data.
+"""
+import numpy as np
+
+__all__ = ["is_dag", "topological_order", "order_mask", "to_networkx", "from_networkx",
+           "to_host"]
+
+
+def to_host(a):
+    """A numpy copy of any namespace's array (cupy via ``.get()``, others via DLPack)."""
+    if isinstance(a, np.ndarray):
+        return a
+    if hasattr(a, "get") and not hasattr(a, "__array_interface__"):
+        return a.get()
+    try:
+        return np.asarray(a)
+    except Exception:  # array_api_strict refuses implicit conversion
+        return np.from_dlpack(a)
+
+
+def topological_order(B):
+    """A topological order of the graph with adjacency ``B``, or ``None`` if it has a cycle.
+
+    Parameters
+    ----------
+    B : array_like, shape (d, d)
+        Adjacency; ``B[i, j] != 0`` is the edge ``i -> j``. Self-loops count as cycles.
+
+    Returns
+    -------
+    order : ndarray of int, shape (d,), or None
+        Kahn's algorithm, smallest ready index first (deterministic).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.dag import topological_order
+    >>> topological_order(np.array([[0, 0], [1, 0]]))
+    array([1, 0])
+    >>> topological_order(np.array([[0, 1], [1, 0]])) is None
+    True
+    """
+    A = to_host(B) != 0
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"adjacency must be a square matrix, got shape {A.shape}")
+    d = A.shape[0]
+    indeg = A.sum(axis=0).astype(np.int64)
+    ready = sorted(np.flatnonzero(indeg == 0).tolist())
+    order = []
+    import heapq
+
+    heapq.heapify(ready)
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(i)
+        for j in np.flatnonzero(A[i]):
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                heapq.heappush(ready, int(j))
+    if len(order) < d:
+        return None
+    return np.asarray(order, dtype=np.int64)
+
+
+def is_dag(B):
+    """Whether the adjacency ``B`` (``B[i, j] != 0`` for ``i -> j``) has no directed cycle.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.dag import is_dag
+    >>> is_dag(np.triu(np.ones((4, 4)), 1)), is_dag(np.eye(2))
+    (True, False)
+    """
+    return topological_order(B) is not None
+
+
+def order_mask(order):
+    """The edges a node order allows: ``M[i, j]`` True when ``i`` comes before ``j``.
+
+    Any graph supported on ``M`` is a DAG.
+
+    Examples
+    --------
+    >>> from solvers.dag import order_mask
+    >>> order_mask([2, 0, 1]).astype(int)
+    array([[0, 1, 0],
+           [0, 0, 0],
+           [1, 1, 0]])
+    """
+    order = np.asarray(to_host(order), dtype=np.int64)
+    d = order.shape[0]
+    if sorted(order.tolist()) != list(range(d)):
+        raise ValueError("order must be a permutation of range(d)")
+    pos = np.empty(d, dtype=np.int64)
+    pos[order] = np.arange(d)
+    return pos[:, None] < pos[None, :]
+
+
+def to_networkx(W, threshold=0.0, labels=None):
+    """A ``networkx.DiGraph`` with an edge ``i -> j`` for every ``|W[i, j]| > threshold``.
+
+    Parameters
+    ----------
+    W : array_like, shape (d, d)
+        Weighted (or binary) adjacency.
+    threshold : float
+        Entries with ``|W[i, j]| <= threshold`` are not edges.
+    labels : sequence, optional
+        Node names (default ``0 .. d-1``).
+
+    Returns
+    -------
+    networkx.DiGraph
+        Every node is present (isolated ones too); edges carry ``weight``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.dag import to_networkx
+    >>> G = to_networkx(np.array([[0.0, 1.5], [0.0, 0.0]]))
+    >>> list(G.edges(data="weight"))
+    [(0, 1, 1.5)]
+    """
+    import networkx as nx
+
+    W = np.asarray(to_host(W), dtype=float)
+    if W.ndim != 2 or W.shape[0] != W.shape[1]:
+        raise ValueError(f"W must be a square matrix, got shape {W.shape}")
+    d = W.shape[0]
+    names = list(range(d)) if labels is None else list(labels)
+    if len(names) != d:
+        raise ValueError(f"labels must have {d} entries, got {len(names)}")
+    G = nx.DiGraph()
+    G.add_nodes_from(names)
+    for i, j in zip(*np.nonzero(np.abs(W) > threshold)):
+        G.add_edge(names[i], names[j], weight=float(W[i, j]))
+    return G
+
+
+def from_networkx(G, nodelist=None, weight="weight"):
+    """The weighted adjacency of a ``networkx`` graph (``W[i, j]`` for ``i -> j``).
+
+    Parameters
+    ----------
+    G : networkx.DiGraph
+    nodelist : sequence, optional
+        Row/column order (default ``list(G.nodes)``).
+    weight : str or None
+        Edge attribute used as the weight; edges without it, or ``weight=None``, give 1.
+
+    Returns
+    -------
+    W : ndarray, shape (d, d)
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from solvers.dag import from_networkx
+    >>> from_networkx(nx.DiGraph([("a", "b")]), nodelist=["a", "b"])
+    array([[0., 1.],
+           [0., 0.]])
+    """
+    nodes = list(G.nodes) if nodelist is None else list(nodelist)
+    index = {v: k for k, v in enumerate(nodes)}
+    W = np.zeros((len(nodes), len(nodes)))
+    for u, v, data in G.edges(data=True):
+        if u not in index or v not in index:
+            continue
+        w = 1.0 if weight is None else data.get(weight, 1.0)
+        W[index[u], index[v]] = w
+    return W

@@ -1,0 +1,201 @@
+"""``learn_dag``: one router for every DAG learner, and the result class they share.
+
+Methods live in their own modules and are imported on first use (``_METHOD_MODULES``), so
+``import solvers.dag`` stays light. Options are checked against the method's signature:
+an unknown option is a ``TypeError`` that names the method and lists what it accepts.
+"""
+import importlib
+import inspect
+
+import numpy as np
+
+from .._lib.results import OptimizeResult
+from .._lib.validation import as_float_array, check_finite
+from .graph import is_dag, to_host, to_networkx
+
+__all__ = ["learn_dag", "DAGResult", "available_methods", "check_data"]
+
+# method name -> "module:function"; the function is called as func(X, **options)
+_METHOD_MODULES = {
+    "cosmo": "solvers.dag.cosmo:_learn_cosmo",
+    "dpdag": "solvers.dag.dpdag:_learn_dpdag",
+}
+
+
+class DAGResult(OptimizeResult):
+    """A learned DAG (an :class:`~scipy.optimize.OptimizeResult` with graph methods).
+
+    Attributes
+    ----------
+    W : array, shape (d, d)
+        Weighted adjacency; ``W[i, j] != 0`` is the edge ``i -> j`` (column ``j`` holds
+        the parents of ``j``). Same namespace as the input data.
+    adjacency : ndarray of bool, shape (d, d)
+        Binary adjacency ``W != 0`` (host numpy). Always acyclic.
+    order : ndarray of int, shape (d,)
+        A topological order of ``adjacency`` (the learned causal order).
+    priorities : array, shape (d,) or None
+        COSMO's node priorities (edges point from low to high priority), if any.
+    fun : float
+        Final value of the objective.
+    loss_history : ndarray
+        Objective recorded during training.
+    nit : int
+        Optimizer steps taken.
+    success : bool
+    status : int
+    message : str
+    method : str
+    time : float
+        Wall time of the fit, seconds.
+    """
+
+    def to_networkx(self, labels=None):
+        """The learned graph as a ``networkx.DiGraph`` with edge ``weight`` attributes."""
+        return to_networkx(self.W, threshold=0.0, labels=labels)
+
+    def is_dag(self):
+        """Whether ``adjacency`` is acyclic (always True for results of this library)."""
+        return is_dag(self.adjacency)
+
+
+def make_result(W, *, method, order=None, priorities=None, fun=np.nan, loss_history=(),
+                nit=0, success=True, status=0, message="", time=0.0, **extra):
+    """Build a :class:`DAGResult`, deriving ``adjacency`` and checking acyclicity.
+
+    Learners call this last. If ``W`` were cyclic (a bug), the result says so in
+    ``success``/``message`` rather than pretending.
+    """
+    W_host = np.asarray(to_host(W), dtype=float)
+    B = W_host != 0
+    from .graph import topological_order
+
+    topo = topological_order(B)
+    if topo is None:
+        success, status = False, 2
+        message = "internal error: the learned graph has a cycle; " + message
+    if order is None:
+        order = topo
+    return DAGResult(W=W, adjacency=B, order=order, priorities=priorities, fun=float(fun),
+                     loss_history=np.asarray(loss_history, dtype=float), nit=int(nit),
+                     success=bool(success), status=int(status), message=message,
+                     method=method, time=float(time), **extra)
+
+
+def check_data(X, name="X"):
+    """Validate a data matrix for structure learning and return ``(X, xp)``.
+
+    ``X`` must be 2-D (n samples x d variables), real, finite, with ``n >= 2``, ``d >= 1``
+    and no constant column (a constant variable has no defined regression on others).
+
+    Raises
+    ------
+    TypeError
+        Non-numeric or complex data.
+    ValueError
+        Wrong number of dimensions, NaN/inf, ``n < 2``, or a constant column.
+    """
+    from .._lib.namespace import array_namespace
+
+    xp = array_namespace(X)
+    X = as_float_array(X, xp, name, ndim=2)
+    n, d = X.shape
+    if n < 2:
+        raise ValueError(f"{name} needs at least 2 samples (rows), got {n}")
+    if d < 1:
+        raise ValueError(f"{name} needs at least 1 variable (column), got {d}")
+    check_finite(X, xp, name)
+    spread = xp.max(X, axis=0) - xp.min(X, axis=0)
+    const = spread <= 0
+    if bool(xp.any(const)):
+        idx = np.flatnonzero(to_host(const)).tolist()
+        raise ValueError(f"{name} has constant column(s) {idx[:10]}"
+                         f"{' ...' if len(idx) > 10 else ''}; drop them before learning")
+    return X, xp
+
+
+def available_methods():
+    """Method names accepted by :func:`learn_dag` (whose module is importable)."""
+    names = []
+    for name in _METHOD_MODULES:
+        try:
+            _load(name)
+        except (ModuleNotFoundError, AttributeError):
+            continue
+        names.append(name)
+    return names
+
+
+def _load(name):
+    module, func = _METHOD_MODULES[name].split(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def _check_options(name, func, options):
+    params = inspect.signature(func).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    allowed = [p for p, v in params.items()
+               if v.kind in (inspect.Parameter.KEYWORD_ONLY,
+                             inspect.Parameter.POSITIONAL_OR_KEYWORD) and p != "X"]
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise TypeError(f"unknown option(s) {unknown} for method {name!r}; "
+                        f"it accepts {sorted(allowed)}")
+
+
+def learn_dag(X, method="cosmo", *, options=None, **kwargs):
+    """Learn a DAG from observational data.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        n samples of d variables (numpy, cupy, or any Array API array).
+    method : {"cosmo", "dpdag"}
+        ``"cosmo"``: smooth acyclic orientations (Massidda et al. 2024), see
+        :func:`solvers.dag.cosmo.learn_cosmo`; ``"dpdag"``: differentiable DAG sampling
+        (Charpentier et al. 2022).
+    options : dict, optional
+        Method options (as in :func:`scipy.optimize.minimize`).
+    **kwargs
+        Merged into ``options``.
+
+    Returns
+    -------
+    DAGResult
+        ``W``, ``adjacency`` (always acyclic), ``order``, ``to_networkx()``, ...
+
+    Raises
+    ------
+    ValueError
+        Unknown method, or bad data (see :func:`check_data`).
+    TypeError
+        An option the method does not accept.
+
+    Examples
+    --------
+    >>> from solvers.dag import learn_dag, simulate_data, shd
+    >>> X, W, B = simulate_data(d=5, n=500, k=1, rng=0)
+    >>> res = learn_dag(X, method="cosmo", rng=0)
+    >>> res.is_dag(), shd(B, res.adjacency) <= 1
+    (True, True)
+    """
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a string, got {type(method).__name__}")
+    name = method.lower()
+    if name not in _METHOD_MODULES:
+        raise ValueError(f"unknown method {method!r}; choose from {sorted(_METHOD_MODULES)}")
+    try:
+        func = _load(name)
+    except ModuleNotFoundError as exc:
+        module = _METHOD_MODULES[name].split(":")[0]
+        if exc.name != module:
+            raise
+        raise ValueError(f"method {method!r} is not available yet ({exc})") from None
+    opts = dict(options or {})
+    overlap = set(opts) & set(kwargs)
+    if overlap:
+        raise TypeError(f"option(s) {sorted(overlap)} given both in options and as keywords")
+    opts.update(kwargs)
+    _check_options(name, func, opts)
+    return func(X, **opts)

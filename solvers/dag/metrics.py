@@ -1,0 +1,174 @@
+"""Structure-learning metrics: SHD, TPR, FDR, F1, AUROC and the COSMO-paper NHD.
+
+Conventions follow DAGMA / gCastle / causal-learn: an edge predicted in the reverse
+direction counts once in the SHD and is a false discovery (not a true positive).
+``B[i, j]`` (nonzero) is the edge ``i -> j``.
+"""
+import numpy as np
+
+from .graph import to_host
+
+__all__ = ["shd", "tpr", "fdr", "f1_score", "auroc", "nhd", "count_accuracy"]
+
+
+def _binary(B, name):
+    B = np.asarray(to_host(B))
+    if B.ndim != 2 or B.shape[0] != B.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {B.shape}")
+    B = B != 0
+    if np.any(np.diag(B)):
+        raise ValueError(f"{name} must have no self-loops (nonzero diagonal)")
+    return B
+
+
+def _pair(B_true, B_est):
+    B_true = _binary(B_true, "B_true")
+    B_est = _binary(B_est, "B_est")
+    if B_true.shape != B_est.shape:
+        raise ValueError(f"B_true and B_est shapes differ: {B_true.shape} vs {B_est.shape}")
+    return B_true, B_est
+
+
+def count_accuracy(B_true, B_est):
+    """All edge metrics at once.
+
+    Parameters
+    ----------
+    B_true, B_est : array_like, shape (d, d)
+        True and estimated adjacency (nonzero = edge ``i -> j``).
+
+    Returns
+    -------
+    dict
+        ``shd`` (extra + missing + reversed, a reversal counting 1), ``tpr`` (correctly
+        oriented true edges / true edges), ``fdr`` ((reversed + extra) / predicted),
+        ``f1`` (harmonic mean of precision ``1 - fdr`` and ``tpr``), ``nnz`` (predicted
+        edges), ``extra``, ``missing``, ``reversed`` counts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.dag import count_accuracy
+    >>> B = np.array([[0, 1, 1], [0, 0, 1], [0, 0, 0]])
+    >>> E = np.array([[0, 1, 0], [0, 0, 0], [1, 1, 0]])   # two edges reversed
+    >>> m = count_accuracy(B, E)
+    >>> m["shd"], m["reversed"], m["tpr"]
+    (2, 2, 0.3333333333333333)
+    """
+    B_true, B_est = _pair(B_true, B_est)
+    skel_true = B_true | B_true.T
+    skel_est = B_est | B_est.T
+    lower = np.tril(np.ones(B_true.shape, dtype=bool), -1)
+    extra = int(np.sum(skel_est & ~skel_true & lower))
+    missing = int(np.sum(skel_true & ~skel_est & lower))
+    true_pos = int(np.sum(B_est & B_true))
+    reversed_ = int(np.sum(B_est & B_true.T & ~B_true))
+    false_pos = int(np.sum(B_est & ~skel_true))
+    pred = int(B_est.sum())
+    cond = int(B_true.sum())
+    tpr_ = true_pos / max(cond, 1)
+    fdr_ = (reversed_ + false_pos) / max(pred, 1)
+    precision = true_pos / max(pred, 1)
+    f1 = 2 * precision * tpr_ / (precision + tpr_) if precision + tpr_ > 0 else 0.0
+    return {"shd": extra + missing + reversed_, "tpr": tpr_, "fdr": fdr_, "f1": f1,
+            "nnz": pred, "extra": extra, "missing": missing, "reversed": reversed_}
+
+
+def shd(B_true, B_est):
+    """Structural Hamming distance: extra + missing + reversed edges (a reversal counts 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.dag import shd
+    >>> shd(np.array([[0, 1], [0, 0]]), np.array([[0, 0], [1, 0]]))
+    1
+    """
+    return count_accuracy(B_true, B_est)["shd"]
+
+
+def tpr(B_true, B_est):
+    """True-positive rate: correctly oriented true edges / true edges.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.dag import tpr
+    >>> tpr(np.array([[0, 1], [0, 0]]), np.array([[0, 1], [0, 0]]))
+    1.0
+    """
+    return count_accuracy(B_true, B_est)["tpr"]
+
+
+def fdr(B_true, B_est):
+    """False-discovery rate: (reversed + extra predicted edges) / predicted edges.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.dag import fdr
+    >>> fdr(np.array([[0, 1], [0, 0]]), np.array([[0, 0], [1, 0]]))
+    1.0
+    """
+    return count_accuracy(B_true, B_est)["fdr"]
+
+
+def f1_score(B_true, B_est):
+    """F1 of the directed edges (precision ``1 - fdr``, recall ``tpr``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.dag import f1_score
+    >>> f1_score(np.array([[0, 1], [0, 0]]), np.array([[0, 1], [0, 0]]))
+    1.0
+    """
+    return count_accuracy(B_true, B_est)["f1"]
+
+
+def auroc(B_true, W_score):
+    """Area under the ROC curve of the scores ``|W_score[i, j]|`` for the edges ``i -> j``.
+
+    Every ordered pair ``i != j`` is a candidate; ties get half credit (the Mann–Whitney
+    statistic). Returns ``nan`` when the truth has no edge or every pair is an edge.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.dag import auroc
+    >>> B = np.array([[0, 1], [0, 0]])
+    >>> auroc(B, np.array([[0.0, 0.9], [0.1, 0.0]]))
+    1.0
+    """
+    from scipy.stats import rankdata
+
+    B_true = _binary(B_true, "B_true")
+    S = np.abs(np.asarray(to_host(W_score), dtype=float))
+    if S.shape != B_true.shape:
+        raise ValueError(f"W_score shape {S.shape} differs from B_true shape {B_true.shape}")
+    off = ~np.eye(B_true.shape[0], dtype=bool)
+    y = B_true[off]
+    s = S[off]
+    n_pos = int(y.sum())
+    n_neg = y.size - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    ranks = rankdata(s)
+    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def nhd(B_true, B_est):
+    """Normalized Hamming distance of the COSMO paper: entries that differ / d.
+
+    A reversed edge differs in two entries, so it counts 2 (unlike :func:`shd`). Use it only
+    to compare with the COSMO paper's tables.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.dag import nhd
+    >>> nhd(np.array([[0, 1], [0, 0]]), np.array([[0, 0], [1, 0]]))
+    1.0
+    """
+    B_true, B_est = _pair(B_true, B_est)
+    return float(np.sum(B_true != B_est)) / B_true.shape[0]
