@@ -26,3 +26,35 @@ exclude_patterns = ["_build"]
 html_theme = "alabaster"
 html_static_path = []
 suppress_warnings = ["autosummary.import_cycle"]
+
+
+def _write_gallery():
+    """Generate gallery.rst from examples/*.py: each example's docstring, its command and
+    the figures it wrote under examples/figures/ (run the examples before building)."""
+    import ast
+    import glob
+    import shutil
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(here)
+    fig_src = os.path.join(root, "examples", "figures")
+    fig_dst = os.path.join(here, "_gallery")
+    os.makedirs(fig_dst, exist_ok=True)
+    lines = ["Examples gallery", "================", "",
+             "Every script in ``examples/`` runs in CI (``--quick``) and writes its figures to",
+             "``examples/figures/``; the figures below come from the latest build.", ""]
+    for path in sorted(glob.glob(os.path.join(root, "examples", "*.py"))):
+        name = os.path.splitext(os.path.basename(path))[0]
+        with open(path) as fh:
+            doc = ast.get_docstring(ast.parse(fh.read())) or ""
+        title = f"``{name}.py``"
+        lines += [title, "-" * len(title), "", doc, "", "::", "",
+                  f"    python examples/{name}.py", ""]
+        for fig in sorted(glob.glob(os.path.join(fig_src, f"{name}*.png"))):
+            shutil.copy(fig, fig_dst)
+            lines += [f".. image:: _gallery/{os.path.basename(fig)}", "   :width: 90%", ""]
+    with open(os.path.join(here, "gallery.rst"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+_write_gallery()
