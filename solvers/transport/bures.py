@@ -12,7 +12,7 @@ never produces NaN (POT's numpy ``sqrtm`` does).
 import numpy as np
 
 from .._lib.namespace import array_namespace
-from .._lib.validation import as_float_array
+from .._lib.validation import as_float_array, check_finite, check_positive_definite
 
 
 def _sym(S, xp):
@@ -85,3 +85,432 @@ def bures_wasserstein_distance(m1, S1, m2, S2, *, squared=True):
     d2 = xp.sum((m1 - m2) ** 2, axis=-1) + trace
     d2 = xp.maximum(d2, xp.zeros_like(d2))
     return d2 if squared else xp.sqrt(d2)
+
+
+# ---------------------------------------------------------------------------------------
+# Batched kernels: many queries against many stored Gaussians
+# ---------------------------------------------------------------------------------------
+#: default budget (in floats) for one (queries x patterns x d x d) block of the generic path
+_BLOCK_FLOATS = 2 ** 22
+
+
+def _tiny(dtype, xp):
+    return float(np.finfo(np.float32 if dtype == xp.float32 else np.float64).tiny)
+
+
+def _sqrt_and_inv_sqrt(S, xp):
+    """``S^{1/2}`` and ``S^{-1/2}`` of a stack of SPD matrices from one eigendecomposition."""
+    lam, U = xp.linalg.eigh(_sym(S, xp))
+    Ut = xp.matrix_transpose(U)
+    r = xp.sqrt(xp.maximum(lam, xp.zeros_like(lam)))
+    rinv = xp.maximum(lam, xp.asarray(_tiny(S.dtype, xp), dtype=lam.dtype)) ** -0.5
+    return (U * r[..., None, :]) @ Ut, (U * rinv[..., None, :]) @ Ut
+
+
+def _sqdist_direct(a, b, xp):
+    """``|a_q - b_i|^2`` as a (Q, N) array from explicit differences (no cancellation)."""
+    diff = a[:, None, :] - b[None, :, :]
+    return xp.sum(diff * diff, axis=-1)
+
+
+def _sqdist_gram(a, b, xp):
+    """``|a_q - b_i|^2`` through ``|a|^2 + |b|^2 - 2 a.b`` (one matmul), clipped at 0."""
+    d2 = (xp.sum(a * a, axis=1)[:, None] + xp.sum(b * b, axis=1)[None, :]
+          - 2 * (a @ xp.matrix_transpose(b)))
+    return xp.maximum(d2, xp.zeros_like(d2))
+
+
+def _chunk_rows(n_rows, per_row, budget=_BLOCK_FLOATS):
+    step = max(1, budget // max(per_row, 1))
+    return [(i, min(i + step, n_rows)) for i in range(0, n_rows, step)]
+
+
+def _pair_roots_generic(R, S, xp, *, vectors):
+    """Eigen-roots of ``R_q S_i R_q`` for all pairs: traces (Q, N) and, if asked, the
+    weighted-sum-ready factors ``(V, sqrt(lam))``."""
+    C = _sym(R[:, None, :, :] @ S[None, :, :, :] @ R[:, None, :, :], xp)
+    if vectors:
+        lam, V = xp.linalg.eigh(C)
+    else:
+        lam, V = xp.linalg.eigvalsh(C), None
+    s = xp.sqrt(xp.maximum(lam, xp.zeros_like(lam)))
+    return xp.sum(s, axis=-1), V, s
+
+
+def _cdist_full_generic(qm, R, trq, m, S, trS, xp):
+    d = S.shape[-1]
+    out = []
+    for a, b in _chunk_rows(qm.shape[0], S.shape[0] * d * d):
+        tr_cross, _, _ = _pair_roots_generic(R[a:b, ...], S, xp, vectors=False)
+        d2 = (_sqdist_direct(qm[a:b, ...], m, xp) + trq[a:b, None] + trS[None, :]
+              - 2 * tr_cross)
+        out.append(xp.maximum(d2, xp.zeros_like(d2)))
+    return out[0] if len(out) == 1 else xp.concat(out, axis=0)
+
+
+def _weighted_root_sum_generic(R, S, W, xp):
+    """``M_q = sum_i W[q, i] (R_q S_i R_q)^{1/2}`` for every query (the Gibbs-weighted root)."""
+    d = S.shape[-1]
+    out = []
+    for a, b in _chunk_rows(R.shape[0], S.shape[0] * d * d):
+        _, V, s = _pair_roots_generic(R[a:b, ...], S, xp, vectors=True)
+        ws = s * W[a:b, :, None]
+        M = xp.sum((V * ws[..., None, :]) @ xp.matrix_transpose(V), axis=1)
+        out.append(_sym(M, xp))
+    return out[0] if len(out) == 1 else xp.concat(out, axis=0)
+
+
+def _cdist_full(qm, qS, m, S, be, *, R=None):
+    """W2^2 (Q, N) between full-covariance queries and patterns on a resolved backend."""
+    xp = be.xp
+    if R is None:
+        R = sqrtm_psd(qS, xp=xp)
+    trq, trS = xp.linalg.trace(qS), xp.linalg.trace(S)
+    if be.name == "numba":
+        from ._bures_numba import cdist_full
+
+        return cdist_full(qm, R, trq, m, S, trS)
+    if be.name == "cupy":
+        from ._bures_cupy import cdist_full
+
+        return cdist_full(qm, R, trq, m, S, trS)
+    return _cdist_full_generic(qm, R, trq, m, S, trS, xp)
+
+
+def _weighted_root_sum(R, S, W, be):
+    xp = be.xp
+    if be.name == "numba":
+        from ._bures_numba import weighted_root_sum
+
+        return weighted_root_sum(R, S, W)
+    if be.name == "cupy":
+        from ._bures_cupy import weighted_root_sum
+
+        return weighted_root_sum(R, S, W)
+    return _weighted_root_sum_generic(R, S, W, xp)
+
+
+def _check_gaussians(m, S, xp, name, *, diagonal, batch=True):
+    """Validate means (N, d) and covariances (N, d, d) or variances (N, d)."""
+    mname, sname = f"{name}_means" if name else "means", f"{name}_covs" if name else "covs"
+    m = as_float_array(m, xp, mname, ndim=2 if batch else 1)
+    S = as_float_array(S, xp, sname)
+    want = m.shape + (() if diagonal else (m.shape[-1],))
+    if tuple(S.shape) != tuple(want):
+        kind = "variances" if diagonal else "covariance matrices"
+        raise ValueError(f"{sname} must hold {kind} of shape {want} to match {mname} with "
+                         f"shape {tuple(m.shape)}, got {tuple(S.shape)}")
+    check_finite(m, xp, mname)
+    if diagonal:
+        check_finite(S, xp, sname)
+        if bool(xp.any(S <= 0)):
+            raise ValueError(f"{sname} must be positive variances (diagonal=True)")
+    else:
+        check_positive_definite(S, xp, sname)
+    return m, S
+
+
+def bures_wasserstein_cdist(query_means, query_covs, means, covs, *, diagonal=False,
+                            squared=True, backend="auto"):
+    """Pairwise 2-Wasserstein distances from ``Q`` query Gaussians to ``N`` Gaussians.
+
+    .. math:: D_{qi} = \\|m_q - \\mu_i\\|^2 + \\operatorname{tr}\\big(\\Omega_q + \\Sigma_i
+              - 2(\\Omega_q^{1/2}\\Sigma_i\\Omega_q^{1/2})^{1/2}\\big)
+
+    Parameters
+    ----------
+    query_means : array, shape (Q, d)
+    query_covs : array, shape (Q, d, d), or (Q, d) variances with ``diagonal=True``
+    means : array, shape (N, d)
+    covs : array, shape (N, d, d), or (N, d) variances with ``diagonal=True``
+    diagonal : bool
+        Covariances are given as their diagonals; then
+        :math:`D_{qi} = \\|m_q - \\mu_i\\|^2 + \\|\\sqrt{\\omega_q} - \\sqrt{\\sigma_i}\\|^2`,
+        one matrix product for all pairs.
+    squared : bool
+        Return :math:`W_2^2` (default) or :math:`W_2`.
+    backend : {"auto", "numpy", "numba", "cupy"}
+        ``"auto"``: Numba kernels (parallel over queries) for numpy input, CuPy for cupy
+        input, generic Array API code otherwise.
+
+    Returns
+    -------
+    array, shape (Q, N)
+
+    Raises
+    ------
+    ValueError
+        Shape mismatch, non-finite input, non-symmetric or non-positive-definite
+        covariances.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.transport import bures_wasserstein_cdist
+    >>> D = bures_wasserstein_cdist(np.zeros((1, 2)), np.eye(2)[None],
+    ...                             np.ones((2, 2)), np.stack([np.eye(2), 4 * np.eye(2)]))
+    >>> D.round(12).tolist()
+    [[2.0, 4.0]]
+    """
+    from .._lib.backend import resolve_backend
+
+    xp = array_namespace(query_means, query_covs, means, covs)
+    be = resolve_backend(backend, xp)
+    xpc = be.xp
+    qm, qS = _check_gaussians(be.to_device(query_means), be.to_device(query_covs), xpc,
+                              "query", diagonal=diagonal)
+    m, S = _check_gaussians(be.to_device(means), be.to_device(covs), xpc, "",
+                            diagonal=diagonal)
+    if qm.shape[1] != m.shape[1]:
+        raise ValueError(f"query_means have dimension {qm.shape[1]} but means have "
+                         f"dimension {m.shape[1]}")
+    dtype = xpc.result_type(qm.dtype, qS.dtype, m.dtype, S.dtype)
+    qm, qS, m, S = (xpc.astype(a, dtype) for a in (qm, qS, m, S))
+    if diagonal:
+        zq = xpc.concat([qm, xpc.sqrt(qS)], axis=1)
+        z = xpc.concat([m, xpc.sqrt(S)], axis=1)
+        D = _sqdist_gram(zq, z, xpc)
+    else:
+        D = _cdist_full(qm, qS, m, S, be)
+    if not squared:
+        D = xpc.sqrt(D)
+    return be.to_input(D)
+
+
+def monge_map(source_covs, target_covs, *, diagonal=False):
+    """Matrix of the optimal transport map between centred Gaussians.
+
+    The Monge map from :math:`N(m_s, \\Sigma_s)` to :math:`N(m_t, \\Sigma_t)` is
+    :math:`T(x) = m_t + A (x - m_s)` with
+
+    .. math:: A = \\Sigma_s^{-1/2} (\\Sigma_s^{1/2} \\Sigma_t \\Sigma_s^{1/2})^{1/2}
+              \\Sigma_s^{-1/2},
+
+    symmetric positive definite, so that :math:`A \\Sigma_s A = \\Sigma_t`.
+
+    Parameters
+    ----------
+    source_covs : array, shape (..., d, d), or (..., d) with ``diagonal=True``
+        Positive definite source covariances.
+    target_covs : array, shape (..., d, d), or (..., d) with ``diagonal=True``
+        Target covariances; leading dimensions broadcast against ``source_covs``.
+    diagonal : bool
+        Covariances given as variances; then ``A = sqrt(target / source)`` elementwise.
+
+    Returns
+    -------
+    A : array, shape (..., d, d), or (..., d) with ``diagonal=True``
+
+    Raises
+    ------
+    ValueError
+        Non-square, non-symmetric or non-positive-definite source covariances.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.transport import monge_map
+    >>> S0, S1 = np.array([[2.0, 0.5], [0.5, 1.0]]), np.array([[1.0, -0.3], [-0.3, 3.0]])
+    >>> A = monge_map(S0, S1)
+    >>> bool(np.allclose(A @ S0 @ A, S1)), bool(np.allclose(A, A.T))
+    (True, True)
+    """
+    xp = array_namespace(source_covs, target_covs)
+    S0 = as_float_array(source_covs, xp, "source_covs")
+    S1 = as_float_array(target_covs, xp, "target_covs")
+    if diagonal:
+        check_finite(S0, xp, "source_covs")
+        if bool(xp.any(S0 <= 0)):
+            raise ValueError("source_covs must be positive variances (diagonal=True)")
+        return xp.sqrt(xp.maximum(S1, xp.zeros_like(S1)) / S0)
+    check_positive_definite(S0, xp, "source_covs")
+    check_positive_definite(S1, xp, "target_covs", semi=True)
+    R, Rinv = _sqrt_and_inv_sqrt(S0, xp)
+    root = sqrtm_psd(R @ S1 @ R, xp=xp)
+    return _sym(Rinv @ root @ Rinv, xp)
+
+
+def weighted_monge_map(query_covs, covs, weights, *, backend="auto"):
+    """Gibbs-weighted average of the Monge maps from each query to ``N`` Gaussians.
+
+    .. math:: A_q = \\sum_i w_{qi} A_{qi}, \\qquad A_{qi} = \\Omega_q^{-1/2}
+              (\\Omega_q^{1/2}\\Sigma_i\\Omega_q^{1/2})^{1/2}\\Omega_q^{-1/2}
+
+    :math:`A_q \\Omega_q A_q` is one Álvarez-Esteban step towards the ``w``-barycenter and
+    the covariance update of one Gaussian DAM retrieval step.
+
+    Parameters
+    ----------
+    query_covs : array, shape (Q, d, d)
+        Positive definite.
+    covs : array, shape (N, d, d)
+    weights : array, shape (Q, N)
+        Nonnegative weights (rows usually sum to one). Pairs with zero weight are skipped
+        by the Numba kernel.
+    backend : {"auto", "numpy", "numba", "cupy"}
+
+    Returns
+    -------
+    array, shape (Q, d, d)
+
+    Raises
+    ------
+    ValueError
+        Shape mismatch, negative weights, non-positive-definite covariances.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.transport import weighted_monge_map, monge_map
+    >>> O = np.eye(2)[None]
+    >>> S = np.stack([np.diag([4.0, 1.0]), np.diag([1.0, 9.0])])
+    >>> A = weighted_monge_map(O, S, np.array([[0.5, 0.5]]))
+    >>> np.diag(A[0]).tolist()
+    [1.5, 2.0]
+    """
+    from .._lib.backend import resolve_backend
+
+    xp = array_namespace(query_covs, covs, weights)
+    be = resolve_backend(backend, xp)
+    xpc = be.xp
+    qS = as_float_array(be.to_device(query_covs), xpc, "query_covs", ndim=3)
+    S = as_float_array(be.to_device(covs), xpc, "covs", ndim=3)
+    W = as_float_array(be.to_device(weights), xpc, "weights", ndim=2)
+    if qS.shape[1:] != S.shape[1:] or tuple(W.shape) != (qS.shape[0], S.shape[0]):
+        raise ValueError(f"expected query_covs (Q, d, d), covs (N, d, d), weights (Q, N); got "
+                         f"{tuple(qS.shape)}, {tuple(S.shape)}, {tuple(W.shape)}")
+    check_positive_definite(qS, xpc, "query_covs")
+    check_positive_definite(S, xpc, "covs", semi=True)
+    check_finite(W, xpc, "weights")
+    if bool(xpc.any(W < 0)):
+        raise ValueError("weights must be nonnegative")
+    dtype = xpc.result_type(qS.dtype, S.dtype, W.dtype)
+    qS, S, W = (xpc.astype(a, dtype) for a in (qS, S, W))
+    R, Rinv = _sqrt_and_inv_sqrt(qS, xpc)
+    M = _weighted_root_sum(R, S, W, be)
+    return be.to_input(_sym(Rinv @ M @ Rinv, xpc))
+
+
+def bures_wasserstein_barycenter(means, covs, weights=None, *, cov_init=None, maxiter=200,
+                                 tol=1e-12, diagonal=False, return_info=False,
+                                 backend="auto"):
+    """Wasserstein barycenter of Gaussians by the Álvarez-Esteban fixed point.
+
+    The barycenter of :math:`N(\\mu_i, \\Sigma_i)` with weights :math:`w_i` is Gaussian with
+    mean :math:`\\sum_i w_i \\mu_i` and the covariance :math:`S` solving
+    :math:`S = \\sum_i w_i (S^{1/2}\\Sigma_i S^{1/2})^{1/2}`. The iteration
+
+    .. math:: S_{k+1} = S_k^{-1/2}\\Big(\\sum_i w_i (S_k^{1/2}\\Sigma_i S_k^{1/2})^{1/2}\\Big)^2
+              S_k^{-1/2}
+
+    (Álvarez-Esteban, del Barrio, Cuesta-Albertos & Matrán 2016) decreases the barycentric
+    cost at every step and converges in a handful of iterations, against tens for the
+    plain fixed point. With ``diagonal=True`` the barycenter is exact in closed form:
+    :math:`\\sqrt{s} = \\sum_i w_i \\sqrt{\\sigma_i}`.
+
+    Parameters
+    ----------
+    means : array, shape (N, d)
+    covs : array, shape (N, d, d), or (N, d) variances with ``diagonal=True``
+    weights : array, shape (N,) or (B, N), optional
+        Nonnegative, normalised to sum to one per row; uniform by default. A 2-D array
+        computes ``B`` barycenters at once.
+    cov_init : array, shape (d, d) or (B, d, d), optional
+        Starting covariance; default: the weighted arithmetic mean of ``covs``.
+    maxiter : int
+    tol : float
+        Stop when the W2 length of a step is below ``tol`` times ``sqrt(tr S)``.
+    diagonal : bool
+    return_info : bool
+        Also return a dict with ``nit``, ``converged`` and the last relative ``step``.
+    backend : {"auto", "numpy", "numba", "cupy"}
+
+    Returns
+    -------
+    mean : array, shape (d,) or (B, d)
+    cov : array, shape (d, d) or (B, d, d), or variances with ``diagonal=True``
+    info : dict
+        Only with ``return_info=True``.
+
+    Raises
+    ------
+    ValueError
+        Shape mismatch, negative or all-zero weights, non-positive-definite covariances.
+
+    References
+    ----------
+    .. [1] P. C. Álvarez-Esteban, E. del Barrio, J. A. Cuesta-Albertos and C. Matrán, "A
+       fixed-point approach to barycenters in Wasserstein space", J. Math. Anal. Appl.
+       441 (2016), 744-762.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.transport import bures_wasserstein_barycenter
+    >>> mb, Sb = bures_wasserstein_barycenter(np.zeros((2, 2)),
+    ...                                       np.stack([np.eye(2), 9 * np.eye(2)]))
+    >>> np.diag(Sb).round(12).tolist()
+    [4.0, 4.0]
+    """
+    from .._lib.backend import resolve_backend
+    from .._lib.validation import check_int, check_positive
+
+    xp = array_namespace(means, covs, weights, cov_init)
+    be = resolve_backend(backend, xp)
+    xpc = be.xp
+    maxiter = check_int(maxiter, "maxiter", minimum=1)
+    tol = check_positive(tol, "tol", strict=False)
+    m, S = _check_gaussians(be.to_device(means), be.to_device(covs), xpc, "",
+                            diagonal=diagonal)
+    N, d = m.shape
+    dtype = xpc.result_type(m.dtype, S.dtype)
+    if weights is None:
+        W = xpc.full((1, N), 1.0 / N, dtype=dtype)
+        single = True
+    else:
+        W = as_float_array(be.to_device(weights), xpc, "weights", ndim=(1, 2))
+        single = W.ndim == 1
+        W = xpc.reshape(W, (-1, W.shape[-1]))
+        if W.shape[1] != N:
+            raise ValueError(f"weights must have {N} entries per row (one per Gaussian), "
+                             f"got shape {tuple(W.shape)}")
+        check_finite(W, xpc, "weights")
+        if bool(xpc.any(W < 0)):
+            raise ValueError("weights must be nonnegative")
+        total = xpc.sum(W, axis=1, keepdims=True)
+        if bool(xpc.any(total <= 0)):
+            raise ValueError("weights must have a positive sum")
+        dtype = xpc.result_type(dtype, W.dtype)
+        W = xpc.astype(W, dtype) / xpc.astype(total, dtype)
+    m, S = xpc.astype(m, dtype), xpc.astype(S, dtype)
+    mb = W @ m
+    info = {"nit": 0, "converged": True, "step": 0.0}
+    if diagonal:
+        Sb = (W @ xpc.sqrt(S)) ** 2
+    else:
+        if cov_init is None:
+            Sb = xpc.reshape(W @ xpc.reshape(S, (N, d * d)), (-1, d, d))
+        else:
+            Sb = as_float_array(be.to_device(cov_init), xpc, "cov_init", ndim=(2, 3))
+            Sb = xpc.astype(xpc.reshape(Sb, (-1, d, d)), dtype)
+            check_positive_definite(Sb, xpc, "cov_init")
+            if Sb.shape[0] != W.shape[0]:
+                Sb = xpc.broadcast_to(Sb, (W.shape[0], d, d))
+        converged = False
+        step = float("inf")
+        for it in range(1, maxiter + 1):
+            R, Rinv = _sqrt_and_inv_sqrt(Sb, xpc)
+            M = _weighted_root_sum(R, S, W, be)
+            # exact W2 length of the step: ||(M - S) S^{-1/2}||_F (A = Rinv M Rinv is the map)
+            G = (M - Sb) @ Rinv
+            rel = xpc.sqrt(xpc.sum(G * G, axis=(-2, -1)) / xpc.linalg.trace(Sb))
+            Sb = _sym(Rinv @ M @ M @ Rinv, xpc)
+            step = float(xpc.max(rel))
+            if step <= tol:
+                converged = True
+                break
+        info = {"nit": it, "converged": converged, "step": step}
+    if single:
+        mb, Sb = mb[0, ...], Sb[0, ...]
+    out = (be.to_input(mb), be.to_input(Sb))
+    return out + (info,) if return_info else out
