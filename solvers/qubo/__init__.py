@@ -1,1 +1,40 @@
-"""qubo area."""
+"""QUBO area: exact moments, multi-objective scaling, Pareto sweeps and simulated annealing.
+
+Public functions (loaded lazily so ``import solvers`` stays light):
+
+- :func:`qubo_moments` -- exact mean and variance under uniform, Bernoulli and
+  fixed-Hamming-weight assignments, binary or spin, dense / sparse / stacked;
+- :func:`scale_qubos`, :func:`scalarize` -- unit-variance (or max-abs) scaling of several
+  objectives and their weighted sum;
+- :func:`pareto_sweep`, :func:`hypervolume`, :func:`pareto_front` -- weight sweeps, the
+  non-dominated set and its hypervolume;
+- :func:`minimize_qubo` -- simulated annealing (Numba, many reads in parallel; CuPy).
+"""
+import importlib
+
+_EXPORTS = {
+    "qubo_moments": "solvers.qubo.moments",
+    "QuboMoments": "solvers.qubo.moments",
+    "scale_qubos": "solvers.qubo.scaling",
+    "scalarize": "solvers.qubo.scaling",
+    "qubo_energy": "solvers.qubo.scaling",
+    "pareto_sweep": "solvers.qubo.pareto",
+    "pareto_front": "solvers.qubo.pareto",
+    "hypervolume": "solvers.qubo.pareto",
+    "minimize_qubo": "solvers.qubo.anneal",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'solvers.qubo' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return __all__

@@ -1,0 +1,205 @@
+"""Input handling shared by the QUBO functions.
+
+A QUBO objective is ``f(x) = x^T Q x + c^T x + offset`` over ``x`` in ``{0, 1}^n``
+(``vartype="binary"``) or ``{-1, +1}^n`` (``vartype="spin"``). It may be given as
+
+- a dense array ``Q`` of shape ``(n, n)`` (any Array API namespace) or a stack
+  ``(k, n, n)`` of ``k`` objectives over the same variables;
+- a ``scipy.sparse`` matrix or array of shape ``(n, n)``;
+- a dict ``{(i, j): w}`` (``w`` added to ``Q[i, j]``; integer keys index the variables
+  directly, other hashable labels are numbered in order of first appearance);
+- a dimod ``BinaryQuadraticModel`` (duck-typed: dimod itself is never imported), whose
+  vartype, linear biases and offset are used.
+
+:func:`parse_qubo` turns any of these into a :class:`Qubo` record; :func:`to_binary`
+rewrites a spin objective as an equivalent binary one (``x = (1 + s) / 2``).
+"""
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sps
+
+from solvers._lib import array_namespace, as_float_array, check_finite, check_choice
+
+VARTYPES = ("binary", "spin")
+
+
+class Qubo(NamedTuple):
+    """A parsed QUBO: ``f(x) = x^T Q x + c^T x + offset``.
+
+    ``Q`` is an ``xp`` array (``(n, n)`` or ``(k, n, n)``) or a scipy CSR matrix
+    (``sparse=True``); ``c`` is an array (``(n,)`` or ``(k, n)``) or None; ``offset`` a
+    Python float or an ``xp`` array of shape ``(k,)``.
+    """
+
+    Q: object
+    c: object
+    offset: object
+    vartype: str
+    variables: object
+    xp: object
+    sparse: bool
+
+    @property
+    def n(self):
+        return self.Q.shape[-1]
+
+    @property
+    def batch_shape(self):
+        return () if self.sparse else tuple(self.Q.shape[:-2])
+
+
+def is_bqm(obj):
+    """True for a dimod BinaryQuadraticModel (duck-typed; dimod is never imported)."""
+    return (hasattr(obj, "to_numpy_vectors") and hasattr(obj, "vartype")
+            and hasattr(obj, "quadratic") and hasattr(obj, "linear"))
+
+
+def _vartype_name(vt):
+    name = getattr(vt, "name", str(vt)).lower()
+    return "spin" if "spin" in name else "binary"
+
+
+def _from_bqm(bqm):
+    variables = list(bqm.variables)
+    n = len(variables)
+    ldata, (irow, icol, qdata), off = bqm.to_numpy_vectors(variable_order=variables)
+    Q = sps.coo_matrix((np.asarray(qdata, dtype=np.float64),
+                        (np.asarray(irow, dtype=np.int64), np.asarray(icol, dtype=np.int64))),
+                       shape=(n, n)).tocsr()
+    c = np.asarray(ldata, dtype=np.float64)
+    return Q, c, float(off), _vartype_name(bqm.vartype), variables
+
+
+def _from_dict(d):
+    labels = {}
+    ints = all(isinstance(k, tuple) and len(k) == 2
+               and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0
+                       for v in k) for k in d)
+    rows, cols, vals = [], [], []
+    for key, w in d.items():
+        if not (isinstance(key, tuple) and len(key) == 2):
+            raise TypeError(f"Q as a dict needs keys (i, j), got key {key!r}")
+        if ints:
+            i, j = int(key[0]), int(key[1])
+        else:
+            i = labels.setdefault(key[0], len(labels))
+            j = labels.setdefault(key[1], len(labels))
+        rows.append(i)
+        cols.append(j)
+        vals.append(float(w))
+    if ints:
+        n = (max(max(rows), max(cols)) + 1) if rows else 0
+        variables = None
+    else:
+        n = len(labels)
+        variables = list(labels)
+    Q = sps.coo_matrix((np.asarray(vals, dtype=np.float64),
+                        (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
+                       shape=(n, n)).tocsr()
+    return Q, variables
+
+
+def parse_qubo(Q, c=None, offset=0.0, vartype="binary", *, allow_stack=True):
+    """Validate a QUBO given in any supported form and return a :class:`Qubo`.
+
+    Raises
+    ------
+    ValueError
+        Non-square ``Q``, NaN or inf entries, ``c`` of the wrong length, unknown vartype.
+    TypeError
+        A BinaryQuadraticModel together with ``c``, or an unsupported type.
+    """
+    check_choice(vartype, VARTYPES, "vartype")
+    variables = None
+    if is_bqm(Q):
+        if c is not None:
+            raise TypeError("c cannot be given with a BinaryQuadraticModel (its linear "
+                            "biases are used)")
+        Q, c, bqm_offset, vartype, variables = _from_bqm(Q)
+        offset = bqm_offset + float(offset)
+    elif isinstance(Q, dict):
+        Q, variables = _from_dict(Q)
+
+    if sps.issparse(Q):
+        if Q.ndim != 2 or Q.shape[0] != Q.shape[1]:
+            raise ValueError(f"Q must be a square matrix, got shape {Q.shape}")
+        Q = sps.csr_matrix(Q, dtype=np.float64)
+        if not np.all(np.isfinite(Q.data)):
+            raise ValueError("Q must be finite; it holds NaN or inf entries")
+        xp = array_namespace(np.empty(0))
+        n = Q.shape[0]
+        if c is not None:
+            if sps.issparse(c):
+                c = c.toarray().ravel()
+            c = as_float_array(c, xp, "c", ndim=1)
+            if c.shape[0] != n:
+                raise ValueError(f"c must have shape ({n},) to match Q, got {tuple(c.shape)}")
+            check_finite(c, xp, "c")
+        offset = _check_offset(offset, xp, ())
+        return Qubo(Q, c, offset, vartype, variables, xp, True)
+
+    xp = array_namespace(Q, c)
+    Q = as_float_array(Q, xp, "Q", ndim=(2, 3) if allow_stack else 2)
+    if Q.shape[-1] != Q.shape[-2]:
+        raise ValueError(f"Q must be square (n, n){' or a stack (k, n, n)' if allow_stack else ''}"
+                         f", got shape {tuple(Q.shape)}")
+    check_finite(Q, xp, "Q")
+    n = Q.shape[-1]
+    batch = tuple(Q.shape[:-2])
+    if c is not None:
+        c = as_float_array(c, xp, "c", ndim=(1, 2) if batch else 1)
+        if c.shape[-1] != n or (c.ndim == 2 and tuple(c.shape[:-1]) != batch):
+            want = f"({n},)" + (f" or {batch + (n,)}" if batch else "")
+            raise ValueError(f"c must have shape {want} to match Q, got {tuple(c.shape)}")
+        check_finite(c, xp, "c")
+        if c.dtype != Q.dtype:
+            dt = xp.result_type(c, Q)
+            Q, c = xp.astype(Q, dt), xp.astype(c, dt)
+    offset = _check_offset(offset, xp, batch, Q.dtype)
+    return Qubo(Q, c, offset, vartype, variables, xp, False)
+
+
+def _check_offset(offset, xp, batch, dtype=None):
+    if isinstance(offset, (int, float, np.integer, np.floating)) and not isinstance(offset, bool):
+        value = float(offset)
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"offset must be finite, got {value}")
+        return value
+    off = as_float_array(offset, xp, "offset", ndim=(0, 1))
+    check_finite(off, xp, "offset")
+    if off.ndim == 0:
+        return float(off)
+    if tuple(off.shape) != batch:
+        raise ValueError(f"offset must be a scalar or have shape {batch}, got {tuple(off.shape)}")
+    return xp.astype(off, dtype) if dtype is not None else off
+
+
+def to_binary(q):
+    """The binary QUBO equal to the spin QUBO ``q`` under ``s = 2 x - 1``.
+
+    ``s^T Q s + c^T s + c0 = x^T (4Q) x + (2c - 2 (Q + Q^T) 1)^T x + (c0 + 1^T Q 1 - 1^T c)``.
+    """
+    if q.vartype == "binary":
+        return q
+    xp = q.xp
+    Q, c = q.Q, q.c
+    if q.sparse:
+        rowcol = np.asarray(Q.sum(axis=1)).ravel() + np.asarray(Q.sum(axis=0)).ravel()
+        total = float(Q.sum())
+        cb = -2.0 * rowcol
+        c0 = q.offset + total
+        if c is not None:
+            cb = cb + 2.0 * c
+            c0 = c0 - float(np.sum(c))
+        return Qubo((4.0 * Q).tocsr(), cb, c0, "binary", q.variables, xp, True)
+    rowcol = xp.sum(Q, axis=-1) + xp.sum(Q, axis=-2)
+    total = xp.sum(rowcol, axis=-1) / 2
+    cb = -2.0 * rowcol
+    c0 = q.offset + total
+    if c is not None:
+        cb = cb + 2.0 * c
+        c0 = c0 - xp.sum(c, axis=-1)
+    if Q.ndim == 2:
+        c0 = float(c0)
+    return Qubo(4.0 * Q, cb, c0, "binary", q.variables, xp, False)
