@@ -11,6 +11,8 @@ _EXPORTS = {
     "bures_wasserstein_distance": "solvers.transport.bures",
     "bures_wasserstein_barycenter": "solvers.transport.bures",
     "monge_map": "solvers.transport.bures",
+    "weighted_monge_map": "solvers.transport.bures",
+    "bures_wasserstein_cdist": "solvers.transport.bures",
     # entropic Gaussian OT (gaussian_entropic.py)
     "entropic_gaussian_plan": "solvers.transport.gaussian_entropic",
     # LightSB (lightsb.py)
