@@ -1,0 +1,210 @@
+"""minimize_qubo: enumerated optima, Boltzmann stationarity, backends agree, bad input."""
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sps
+from scipy.stats import chi2
+
+import solvers
+from solvers import minimize_qubo
+from tests.conftest import to_numpy
+
+
+def brute_force_min(Q, c=None):
+    """Exact minimum of x^T Q x + c^T x over {0,1}^n, splitting the bits in two halves."""
+    Q = np.asarray(Q, dtype=float)
+    n = Q.shape[0]
+    c = np.zeros(n) if c is None else np.asarray(c, dtype=float)
+    lo, hi = n // 2, n - n // 2
+    L = np.array(list(itertools.product([0.0, 1.0], repeat=lo))).reshape(-1, lo)
+    H = np.array(list(itertools.product([0.0, 1.0], repeat=hi))).reshape(-1, hi)
+    A, B = slice(0, lo), slice(lo, n)
+    fl = np.einsum("si,ij,sj->s", L, Q[A, A], L) + L @ c[A]
+    fh = np.einsum("si,ij,sj->s", H, Q[B, B], H) + H @ c[B]
+    F = fl[:, None] + fh[None, :] + L @ (Q[A, B] + Q[B, A].T) @ H.T
+    return float(F.min())
+
+
+def energy(Q, c, offset, X):
+    X = np.asarray(X, dtype=float)
+    return np.einsum("si,ij,sj->s", X, Q, X) + X @ c + offset
+
+
+@pytest.mark.parametrize("n", [5, 10, 15, 20])
+def test_finds_enumerated_optimum(n):
+    rng = np.random.default_rng(100 + n)
+    for trial in range(3):
+        Q = rng.normal(size=(n, n))
+        c = rng.normal(size=n)
+        res = minimize_qubo(Q, c, n_reads=8, n_sweeps=200, rng=trial)
+        assert res.fun == pytest.approx(brute_force_min(Q, c), abs=1e-9)
+        np.testing.assert_allclose(res.energies, energy(Q, c, 0.0, res.samples), atol=1e-9)
+        assert res.x.dtype == np.int8 and set(np.unique(res.samples)) <= {0, 1}
+
+
+def test_sparse_csr_kernel_finds_optimum():
+    rng = np.random.default_rng(7)
+    n = 18
+    Q = rng.normal(size=(n, n)) * (rng.uniform(size=(n, n)) < 0.2)
+    res = minimize_qubo(sps.csr_matrix(Q), n_reads=8, n_sweeps=200, rng=0)
+    assert res.fun == pytest.approx(brute_force_min(Q), abs=1e-9)
+    # dict input, the same objective
+    d = {(i, j): Q[i, j] for i, j in zip(*np.nonzero(Q))}
+    d[(n - 1, n - 1)] = Q[n - 1, n - 1]
+    res2 = minimize_qubo(d, n_reads=8, n_sweeps=200, rng=0)
+    assert res2.fun == pytest.approx(res.fun, abs=1e-9)
+
+
+def test_spin_vartype():
+    rng = np.random.default_rng(3)
+    n = 12
+    J = rng.normal(size=(n, n))
+    h = rng.normal(size=n)
+    res = minimize_qubo(J, h, 0.5, vartype="spin", n_reads=8, n_sweeps=200, rng=1)
+    S = 2 * np.array(list(itertools.product([0, 1], repeat=n))) - 1
+    ref = energy(J, h, 0.5, S).min()
+    assert res.fun == pytest.approx(ref, abs=1e-9)
+    assert set(np.unique(res.samples)) <= {-1, 1}
+    np.testing.assert_allclose(res.energies, energy(J, h, 0.5, res.samples), atol=1e-9)
+
+
+def test_bqm_input():
+    dimod = pytest.importorskip("dimod")
+    rng = np.random.default_rng(4)
+    bqm = dimod.generators.gnp_random_bqm(12, 0.5, "SPIN", random_state=4)
+    res = minimize_qubo(bqm, n_reads=8, n_sweeps=200, rng=0)
+    labels = res.variables
+    assert res.energies == pytest.approx(bqm.energies((res.samples, labels)), abs=1e-9)
+    exact = dimod.ExactSolver().sample(bqm).first.energy
+    assert res.fun == pytest.approx(exact, abs=1e-9)
+
+
+def _gibbs_counts_test(res, Q, c, beta):
+    n = Q.shape[0]
+    states = np.array(list(itertools.product([0, 1], repeat=n)))
+    E = energy(Q, c, 0.0, states)
+    p = np.exp(-beta * (E - E.min()))
+    p /= p.sum()
+    idx = res.samples.astype(int) @ (1 << np.arange(n)[::-1])
+    counts = np.bincount(idx, minlength=2 ** n)
+    expected = p * len(idx)
+    stat = np.sum((counts - expected) ** 2 / expected)
+    return stat, chi2.ppf(0.999, df=2 ** n - 1)
+
+
+@pytest.mark.parametrize("kind", ["numba-dense", "numba-csr", "generic"])
+def test_metropolis_samples_the_boltzmann_distribution(kind):
+    """At a constant beta the sweeps must leave the Gibbs distribution invariant."""
+    rng = np.random.default_rng(9)
+    n, beta = 4, 0.7
+    Q = rng.normal(size=(n, n))
+    c = rng.normal(size=n)
+    if kind == "numba-csr":
+        Q[0, 3] = Q[3, 0] = 0.0
+        Qin, backend = sps.csr_matrix(Q), "numba"
+    else:
+        Qin, backend = Q, ("numba" if kind == "numba-dense" else "numpy")
+    res = minimize_qubo(Qin, c, n_reads=4000, beta_schedule=[beta] * 20, polish=False,
+                        rng=1, backend=backend)
+    stat, limit = _gibbs_counts_test(res, Q, c, beta)
+    assert stat < limit, (stat, limit)
+
+
+def test_generic_matches_numba_at_zero_temperature():
+    rng = np.random.default_rng(2)
+    n = 30
+    Q = rng.normal(size=(n, n))
+    X0 = rng.integers(0, 2, size=(6, n))
+    kw = dict(n_reads=6, beta_schedule=[np.inf] * 4, x0=X0, rng=0)
+    a = minimize_qubo(Q, **kw, backend="numba")
+    b = minimize_qubo(Q, **kw, backend="numpy")
+    np.testing.assert_array_equal(a.samples, b.samples)
+    np.testing.assert_allclose(a.energies, b.energies, rtol=1e-12)
+    # and the CSR kernel
+    cs = minimize_qubo(sps.csr_matrix(Q * (np.abs(Q) > 1)), **kw, backend="numba")
+    d = minimize_qubo(Q * (np.abs(Q) > 1), **kw, backend="numpy")
+    np.testing.assert_array_equal(cs.samples, d.samples)
+
+
+def test_generic_identical_on_every_namespace(xp):
+    rng = np.random.default_rng(12)
+    n = 8
+    Q = rng.normal(size=(n, n))
+    ref = minimize_qubo(Q, n_reads=5, n_sweeps=15, rng=3, backend="numpy")
+    got = minimize_qubo(xp.asarray(Q), n_reads=5, n_sweeps=15, rng=3)
+    np.testing.assert_array_equal(to_numpy(got.samples), ref.samples)
+    np.testing.assert_allclose(to_numpy(got.energies), ref.energies, rtol=1e-12)
+    assert got.fun == pytest.approx(brute_force_min(Q), abs=1e-9)
+
+
+def test_reproducible_and_thread_independent():
+    import numba
+
+    rng = np.random.default_rng(5)
+    Q = rng.normal(size=(40, 40))
+    a = minimize_qubo(Q, n_reads=6, n_sweeps=30, rng=11)
+    old = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        b = minimize_qubo(Q, n_reads=6, n_sweeps=30, rng=11)
+    finally:
+        numba.set_num_threads(old)
+    np.testing.assert_array_equal(a.samples, b.samples)
+    c = minimize_qubo(Q, n_reads=6, n_sweeps=30, rng=12)
+    assert not np.array_equal(a.samples, c.samples)
+
+
+def test_polish_reaches_a_local_minimum():
+    rng = np.random.default_rng(6)
+    n = 60
+    Q = rng.normal(size=(n, n))
+    res = minimize_qubo(Q, n_reads=4, n_sweeps=2, rng=0)
+    for x in res.samples:
+        base = energy(Q, np.zeros(n), 0.0, x[None])[0]
+        flips = np.tile(x, (n, 1))
+        flips[np.arange(n), np.arange(n)] ^= 1
+        assert np.all(energy(Q, np.zeros(n), 0.0, flips) >= base - 1e-9)
+
+
+def test_router_and_progress(capsys):
+    rng = np.random.default_rng(8)
+    n = 10
+    Q = rng.normal(size=(n, n))
+    c = rng.normal(size=n)
+    res = solvers.minimize((Q, c), method="anneal", rng=0, n_sweeps=100, n_reads=4)
+    assert res.fun == pytest.approx(brute_force_min(Q, c), abs=1e-9)
+    assert capsys.readouterr().err == ""
+    res2 = minimize_qubo(Q, c, rng=0, n_sweeps=100, n_reads=4, progress=True)
+    assert "anneal" in capsys.readouterr().err
+    np.testing.assert_array_equal(res2.samples, res.samples)
+    with pytest.raises(TypeError, match="unknown option"):
+        solvers.minimize(Q, method="anneal", temperature=1.0)
+    with pytest.raises(TypeError, match="QUBO"):
+        solvers.minimize(lambda x: 0.0, method="anneal")
+
+
+def test_x0_start():
+    n = 6
+    Q = -np.eye(n)
+    res = minimize_qubo(Q, n_reads=3, beta_schedule=[np.inf], x0=np.zeros(n, int), rng=0,
+                        polish=False)
+    assert np.all(res.samples == 1) and res.fun == -n
+
+
+@pytest.mark.parametrize("args, kwargs, exc, match", [
+    ((np.ones((2, 3)),), {}, ValueError, "square"),
+    ((np.array([[np.nan, 0.0], [0.0, 1.0]]),), {}, ValueError, "finite"),
+    ((np.eye(2),), {"n_reads": 0}, ValueError, "n_reads"),
+    ((np.eye(2),), {"n_sweeps": 0}, ValueError, "n_sweeps"),
+    ((np.eye(2),), {"beta_schedule": "cosine"}, ValueError, "beta_schedule"),
+    ((np.eye(2),), {"beta_schedule": [1.0, -1.0]}, ValueError, ">= 0"),
+    ((np.eye(2),), {"beta_range": (1.0, -2.0)}, ValueError, "> 0"),
+    ((np.eye(2),), {"x0": np.zeros(3)}, ValueError, "x0"),
+    ((np.eye(2),), {"x0": np.array([0, 2])}, ValueError, "x0"),
+    ((np.eye(2),), {"method": "tabu"}, ValueError, "method"),
+    ((np.eye(2),), {"backend": "gpu"}, ValueError, "backend"),
+])
+def test_bad_input(args, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        minimize_qubo(*args, **kwargs)
