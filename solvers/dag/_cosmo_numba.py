@@ -1,0 +1,188 @@
+"""Numba kernels for COSMO: the smooth orientation, the fused gradient + Adam step, and
+the local least-squares parent fit used by the refinement.
+
+Each mirrors a generic version (``cosmo._orient_xp``, ``cosmo._step_xp``,
+``refine._local_fit_numpy``) that the tests compare against.
+"""
+import math
+
+import numpy as np
+
+from .._lib.numba_config import jit
+
+
+@jit
+def orient(H, p, inv_t, eps, S, W):
+    """S_ij = sigmoid((p_j - p_i - eps) / t) (S_ii = 0) and W = H * S, in place."""
+    d = p.shape[0]
+    for i in range(d):
+        pi = p[i]
+        for j in range(d):
+            if i == j:
+                S[i, j] = 0.0
+                W[i, j] = 0.0
+                continue
+            z = (p[j] - pi - eps) * inv_t
+            if z >= 0.0:
+                s = 1.0 / (1.0 + math.exp(-z))
+            else:
+                e = math.exp(z)
+                s = e / (1.0 + e)
+            S[i, j] = s
+            W[i, j] = H[i, j] * s
+
+
+@jit
+def grad_step(G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2, bc1, bc2, adam_eps, adam,
+              mH, vH, mp, vp, gp):
+    """Closed-form gradients of the COSMO loss and one Adam (or SGD) step, in place.
+
+    ``G`` is the gradient of the data term with respect to ``W``. Returns the penalty part
+    of the loss (l1 |H|_1 + l2 |H|_F^2 + lp |p|^2) at the *old* parameters.
+    """
+    d = p.shape[0]
+    for j in range(d):
+        gp[j] = 0.0
+    pen = 0.0
+    for i in range(d):
+        for j in range(d):
+            if i == j:
+                continue
+            h = H[i, j]
+            s = S[i, j]
+            g = G[i, j]
+            pen += l1 * abs(h) + l2 * h * h
+            sg = 0.0
+            if h > 0.0:
+                sg = 1.0
+            elif h < 0.0:
+                sg = -1.0
+            gh = g * s + l1 * sg + 2.0 * l2 * h
+            m = g * h * s * (1.0 - s) * inv_t
+            gp[j] += m
+            gp[i] -= m
+            if adam:
+                mm = b1 * mH[i, j] + (1.0 - b1) * gh
+                vv = b2 * vH[i, j] + (1.0 - b2) * gh * gh
+                mH[i, j] = mm
+                vH[i, j] = vv
+                H[i, j] = h - lr * (mm / bc1) / (math.sqrt(vv / bc2) + adam_eps)
+            else:
+                H[i, j] = h - lr * gh
+    for j in range(d):
+        pj = p[j]
+        pen += lp * pj * pj
+        g = gp[j] + 2.0 * lp * pj
+        gp[j] = g
+        if adam:
+            mm = b1 * mp[j] + (1.0 - b1) * g
+            vv = b2 * vp[j] + (1.0 - b2) * g * g
+            mp[j] = mm
+            vp[j] = vv
+            p[j] = pj - lr * (mm / bc1) / (math.sqrt(vv / bc2) + adam_eps)
+        else:
+            p[j] = pj - lr * g
+    return pen
+
+
+@jit
+def _solve_inv(A):
+    return np.linalg.inv(A)
+
+
+@jit
+def local_fit(C, y, cand, n, w_thr, max_parents, out_parents, out_coefs):
+    """Forward selection + backward pruning of the parents of ``y`` among ``cand``.
+
+    Mirrors ``refine._local_fit_numpy``. Writes the parents and weights to the ``out``
+    arrays and returns ``(rss, count)``.
+    """
+    log_n = math.log(n)
+    cyy = C[y, y]
+    floor = 1e-12 * max(cyy, 1e-300)
+    k = cand.shape[0]
+    rss = cyy
+    sel = np.empty(max(max_parents, 1), dtype=np.int64)
+    s = 0
+    beta = np.zeros(0)
+    L = np.zeros((0, 0))
+    if k > 0 and max_parents > 0:
+        active = np.ones(k, dtype=np.bool_)
+        while s < max_parents:
+            best = -1
+            bestg = -1.0
+            for a in range(k):
+                if not active[a]:
+                    continue
+                x = cand[a]
+                cxy = C[x, y]
+                cxx = C[x, x]
+                for q in range(s):
+                    cxy -= C[x, sel[q]] * beta[q]
+                for q in range(s):
+                    acc = 0.0
+                    for r in range(s):
+                        acc += L[q, r] * C[sel[r], x]
+                    cxx -= C[x, sel[q]] * acc
+                if cxx <= 1e-10 * C[x, x]:
+                    continue
+                g = cxy * cxy / cxx
+                if g > bestg:
+                    bestg = g
+                    best = a
+            if best < 0 or bestg <= 0.0:
+                break
+            new_rss = max(rss - bestg, floor)
+            if n * math.log(rss / new_rss) <= log_n:
+                break
+            sel[s] = cand[best]
+            s += 1
+            active[best] = False
+            rss = new_rss
+            A = np.empty((s, s))
+            for q in range(s):
+                for r in range(s):
+                    A[q, r] = C[sel[q], sel[r]]
+            L = _solve_inv(A)
+            beta = np.zeros(s)
+            for q in range(s):
+                acc = 0.0
+                for r in range(s):
+                    acc += L[q, r] * C[sel[r], y]
+                beta[q] = acc
+    coefs = np.zeros(0)
+    while s > 0:
+        A = np.empty((s, s))
+        for q in range(s):
+            for r in range(s):
+                A[q, r] = C[sel[q], sel[r]]
+        L = _solve_inv(A)
+        coefs = np.zeros(s)
+        fit = 0.0
+        for q in range(s):
+            acc = 0.0
+            for r in range(s):
+                acc += L[q, r] * C[sel[r], y]
+            coefs[q] = acc
+            fit += C[y, sel[q]] * acc
+        rss = max(cyy - fit, floor)
+        worst = -1
+        worst_drop = 0.0
+        for q in range(s):
+            drop = coefs[q] * coefs[q] / L[q, q]
+            bad = abs(coefs[q]) < w_thr or n * math.log((rss + drop) / rss) <= log_n
+            if bad and (worst < 0 or drop < worst_drop):
+                worst = q
+                worst_drop = drop
+        if worst < 0:
+            break
+        for q in range(worst, s - 1):
+            sel[q] = sel[q + 1]
+        s -= 1
+        coefs = np.zeros(0)
+    if s == 0:
+        rss = max(cyy, floor)
+    for q in range(s):
+        out_parents[q] = sel[q]
+        out_coefs[q] = coefs[q]
+    return rss, s
