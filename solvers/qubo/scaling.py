@@ -1,0 +1,228 @@
+r"""Scaling several QUBO objectives to a common scale, and weighted scalarization.
+
+Multi-objective QUBOs are usually solved as one weighted sum
+``f_w = sum_k w_k f_k / s_k``. If the objectives live on different scales (a cut size in
+the hundreds against a balance penalty in the tens of thousands), equal weights favour one
+objective and a weight sweep covers the Pareto front unevenly. ``scale_qubos`` picks
+``s_k``:
+
+``"variance"``
+    the exact standard deviation of ``f_k`` under uniform random assignments (or the
+    measure given by ``p`` / ``weight``), so every scaled objective has unit variance
+    (Lee, Gerlach & Piatkowski 2025), computed in ``O(n^2)`` by :func:`qubo_moments`;
+``"maxabs"``
+    the largest absolute coefficient of the canonical form (linear biases ``diag(Q) + c``
+    and pair couplings ``Q_ij + Q_ji``), which is what ``dimod``'s ``normalize()`` does;
+``"none"``
+    ``s_k = 1``.
+"""
+import numpy as np
+import scipy.sparse as sps
+
+from solvers._lib import check_choice
+from ._input import parse_qubo
+from .moments import qubo_moments
+
+__all__ = ["scale_qubos", "scalarize", "qubo_energy", "as_objective"]
+
+METHODS = ("variance", "maxabs", "none")
+
+
+def as_objective(obj, vartype="binary"):
+    """Parse one objective (``Q``, ``(Q, c)``, ``(Q, c, offset)``, dict or BQM).
+
+    Returns a numpy-or-sparse ``(Q, c, offset)`` triple with ``c`` an array (zeros when
+    absent) and the parsed vartype.
+    """
+    if isinstance(obj, tuple):
+        if not 1 <= len(obj) <= 3:
+            raise ValueError("an objective must be Q, (Q, c) or (Q, c, offset), got a tuple "
+                             f"of length {len(obj)}")
+        q = parse_qubo(*obj, vartype=vartype, allow_stack=False)
+    else:
+        q = parse_qubo(obj, vartype=vartype, allow_stack=False)
+    c = q.c
+    if c is None:
+        c = q.xp.zeros(q.n, dtype=np.float64 if q.sparse else q.Q.dtype)
+    return q._replace(c=c)
+
+
+def _objectives(objectives, vartype):
+    if isinstance(objectives, np.ndarray) and objectives.ndim == 3:
+        objectives = list(objectives)
+    if isinstance(objectives, (str, bytes)) or not hasattr(objectives, "__len__"):
+        raise TypeError("objectives must be a sequence of QUBOs (Q, (Q, c), (Q, c, offset), "
+                        "dicts or BinaryQuadraticModels)")
+    parsed = [as_objective(o, vartype) for o in objectives]
+    if not parsed:
+        raise ValueError("objectives is empty")
+    sizes = {q.n for q in parsed}
+    if len(sizes) != 1:
+        raise ValueError(f"all objectives must have the same number of variables, got {sorted(sizes)}")
+    vts = {q.vartype for q in parsed}
+    if len(vts) != 1:
+        raise ValueError("all objectives must have the same vartype")
+    return parsed
+
+
+def _maxabs(q):
+    """Largest |coefficient| of the canonical form in the objective's own vartype."""
+    if q.sparse:
+        Q = q.Q
+        off = (Q + Q.T).tocsr()
+        off = off - sps.diags(off.diagonal())
+        lin = np.asarray(q.c, dtype=np.float64)
+        if q.vartype == "binary":
+            lin = lin + Q.diagonal()
+        quad = np.max(np.abs(off.data)) if off.nnz else 0.0
+        return float(max(np.max(np.abs(lin)) if lin.size else 0.0, quad))
+    xp = q.xp
+    n = q.n
+    W = (q.Q + xp.matrix_transpose(q.Q)) * (1.0 - xp.eye(n, dtype=q.Q.dtype))
+    lin = q.c + xp.linalg.diagonal(q.Q) if q.vartype == "binary" else q.c
+    return float(max(float(xp.max(xp.abs(W))) if n else 0.0,
+                     float(xp.max(xp.abs(lin))) if n else 0.0))
+
+
+def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype="binary"):
+    r"""Scale QUBO objectives to a common scale.
+
+    Parameters
+    ----------
+    objectives : sequence
+        Each entry is ``Q``, ``(Q, c)`` or ``(Q, c, offset)`` (dense or scipy.sparse ``Q``),
+        a dict ``{(i, j): w}`` or a dimod BinaryQuadraticModel; a ``(k, n, n)`` array is
+        read as ``k`` matrices. All share the same ``n`` variables.
+    method : {"variance", "maxabs", "none"}
+        ``"variance"`` divides each objective by its exact standard deviation under the
+        measure below; ``"maxabs"`` by its largest absolute coefficient (dimod's
+        ``normalize``); ``"none"`` leaves it.
+    p, weight : optional
+        Measure for ``"variance"``: independent Bernoulli(``p``) bits, or uniform over
+        Hamming weight ``weight`` (see :func:`qubo_moments`). Default: uniform.
+    vartype : {"binary", "spin"}
+
+    Returns
+    -------
+    scaled : list of tuple
+        ``(Q / s, c / s, offset / s)`` for every objective (``Q`` stays dense or sparse).
+    scales : numpy.ndarray
+        The divisors ``s_k``.
+
+    Raises
+    ------
+    ValueError
+        Unknown method, objectives of different sizes, or an objective that is constant
+        (zero variance or all-zero coefficients), which cannot be scaled.
+
+    References
+    ----------
+    .. [1] J. Lee, T. Gerlach, N. Piatkowski, "Standardization of multi-objective QUBOs",
+       IEEE QCE 2025, arXiv:2504.12419.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import scale_qubos, qubo_moments
+    >>> f1 = np.array([[1.0, 2.0], [0.0, -1.0]])
+    >>> f2 = 1000.0 * np.eye(2)
+    >>> scaled, s = scale_qubos([f1, f2])
+    >>> s.round(4).tolist()
+    [1.118, 707.1068]
+    >>> round(qubo_moments(*scaled[1]).var, 12)
+    1.0
+    """
+    check_choice(method, METHODS, "method")
+    parsed = _objectives(objectives, vartype)
+    scales = []
+    for k, q in enumerate(parsed):
+        if method == "variance":
+            s = float(qubo_moments(q.Q, q.c, q.offset, p=p, weight=weight,
+                                   vartype=q.vartype).var) ** 0.5
+        elif method == "maxabs":
+            s = _maxabs(q)
+        else:
+            s = 1.0
+        if not s > 0:
+            raise ValueError(f"objective {k} is constant under the chosen measure "
+                             f"(scale {s}); it cannot be scaled by method={method!r}")
+        scales.append(s)
+    scaled = [(q.Q / s if not q.sparse else (q.Q / s).tocsr(), q.c / s, q.offset / s)
+              for q, s in zip(parsed, scales)]
+    return scaled, np.asarray(scales)
+
+
+def scalarize(objectives, weights, *, vartype="binary"):
+    """The weighted sum ``sum_k w_k f_k`` as one ``(Q, c, offset)`` triple.
+
+    Parameters
+    ----------
+    objectives : sequence
+        As in :func:`scale_qubos` (pass its ``scaled`` output to scalarize scaled
+        objectives).
+    weights : array_like
+        One real weight per objective.
+    vartype : {"binary", "spin"}
+
+    Returns
+    -------
+    tuple
+        ``(Q, c, offset)``; ``Q`` is sparse if every objective is sparse, dense otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.qubo import scalarize
+    >>> Q, c, off = scalarize([(np.eye(2), np.ones(2), 1.0), np.ones((2, 2))], [0.5, 2.0])
+    >>> Q.tolist(), c.tolist(), off
+    ([[2.5, 2.0], [2.0, 2.5]], [0.5, 0.5], 0.5)
+    """
+    parsed = _objectives(objectives, vartype)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (len(parsed),):
+        raise ValueError(f"weights must have shape ({len(parsed)},), got {w.shape}")
+    if not np.all(np.isfinite(w)):
+        raise ValueError("weights must be finite")
+    all_sparse = all(q.sparse for q in parsed)
+    xp = parsed[0].xp if not any(q.sparse for q in parsed) else None
+    Q = c = None
+    offset = 0.0
+    for wk, q in zip(w, parsed):
+        wk = float(wk)
+        if all_sparse:
+            term = q.Q * wk
+        elif q.sparse:
+            term = wk * q.Q.toarray()
+        else:
+            term = wk * q.Q
+        Q = term if Q is None else Q + term
+        ck = wk * (np.asarray(q.c) if xp is None else q.c)
+        c = ck if c is None else c + ck
+        offset = offset + wk * q.offset
+    if all_sparse:
+        Q = Q.tocsr()
+    return Q, c, offset
+
+
+def qubo_energy(objective, X, *, vartype="binary"):
+    """Evaluate one objective on samples ``X`` (``(m, n)`` or ``(n,)``) in its vartype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.qubo import qubo_energy
+    >>> qubo_energy((np.array([[1.0, 2.0], [0.0, -1.0]]), np.zeros(2), 3.0), [[1, 1], [0, 1]])
+    array([5., 2.])
+    """
+    q = as_objective(objective, vartype)
+    Xf = np.asarray(X, dtype=np.float64)
+    single = Xf.ndim == 1
+    Xf = np.atleast_2d(Xf)
+    if q.sparse:
+        Q = q.Q
+        quad = np.sum(np.asarray((Q @ Xf.T).T) * Xf, axis=1)
+    else:
+        Q = np.asarray(q.Q, dtype=np.float64)
+        quad = np.einsum("si,ij,sj->s", Xf, Q, Xf)
+    out = quad + Xf @ np.asarray(q.c, dtype=np.float64) + float(q.offset)
+    return out[0] if single else out
