@@ -118,6 +118,7 @@ class _State:
         self.C, self.n, self.w_thr, self.max_parents, self.fit = C, n, w_thr, max_parents, fit
         d = C.shape[0]
         self.d = d
+        self._cache = {}
         self.order = [int(v) for v in order]
         self.rss = np.zeros(d)
         self.parents = [None] * d
@@ -128,7 +129,17 @@ class _State:
         self.total = float(self.rss.sum())
 
     def _fit(self, v, cand):
-        return self.fit(self.C, v, cand, self.n, self.w_thr, self.max_parents)
+        # the fit depends only on (node, candidate set): cache it, moves revisit sets often
+        mask = np.zeros(self.d, dtype=bool)
+        mask[cand] = True
+        key = (v, mask.tobytes())
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self.fit(self.C, v, cand, self.n, self.w_thr, self.max_parents)
+            if len(self._cache) > 200000:
+                self._cache.clear()
+            self._cache[key] = hit
+        return hit
 
     def score_of(self, total, n_edges):
         d = self.d
