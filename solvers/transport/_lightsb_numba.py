@@ -84,3 +84,107 @@ def sample_diag(x, logits, r, s, eps, u, z):
                  np.ascontiguousarray(u, dtype=np.float64),
                  np.ascontiguousarray(z, dtype=np.float64), out)
     return out.astype(x.dtype, copy=False)
+
+
+def _diag_stats_py(x, y, la, r, s, eps, nchunks, acc_c, acc_v, lse_sum):
+    """Per-chunk sufficient statistics of the LightSB loss for diagonal S.
+
+    acc_c[c, k, 0] = sum_i w_ik, acc_c[c, k, 1:D+1] = sum_i w_ik x_i,
+    acc_c[c, k, D+1:] = sum_i w_ik x_i^2 (and the same for y in acc_v);
+    lse_sum[c, 0] = sum_i log c(x_i), lse_sum[c, 1] = sum_j log v(y_j).
+    """
+    n, D = x.shape
+    m = y.shape[0]
+    K = r.shape[0]
+    inv2e = 1.0 / (2.0 * eps)
+    const = -0.5 * D * math.log(2.0 * math.pi * eps)
+    inv_s = 1.0 / s
+    half_logdet = np.zeros(K)
+    for k in range(K):
+        t = 0.0
+        for d in range(D):
+            t += math.log(s[k, d])
+        half_logdet[k] = 0.5 * t
+    for c in prange(nchunks):
+        w = np.empty(K)
+        # --- x side: log c(x) ---
+        i0 = (n * c) // nchunks
+        i1 = (n * (c + 1)) // nchunks
+        tot_lse = 0.0
+        for i in range(i0, i1):
+            mx = -np.inf
+            for k in range(K):
+                a = 0.0
+                for d in range(D):
+                    xv = x[i, d]
+                    a += (s[k, d] * xv + 2.0 * r[k, d]) * xv
+                v = la[k] + a * inv2e
+                w[k] = v
+                if v > mx:
+                    mx = v
+            tot = 0.0
+            for k in range(K):
+                w[k] = math.exp(w[k] - mx)
+                tot += w[k]
+            tot_lse += mx + math.log(tot)
+            for k in range(K):
+                wk = w[k] / tot
+                acc_c[c, k, 0] += wk
+                for d in range(D):
+                    xv = x[i, d]
+                    acc_c[c, k, 1 + d] += wk * xv
+                    acc_c[c, k, 1 + D + d] += wk * xv * xv
+        lse_sum[c, 0] = tot_lse
+        # --- y side: log v(y) ---
+        j0 = (m * c) // nchunks
+        j1 = (m * (c + 1)) // nchunks
+        tot_lse = 0.0
+        for j in range(j0, j1):
+            mx = -np.inf
+            for k in range(K):
+                a = 0.0
+                for d in range(D):
+                    z = y[j, d] - r[k, d]
+                    a += z * z * inv_s[k, d]
+                v = la[k] + const - half_logdet[k] - a * inv2e
+                w[k] = v
+                if v > mx:
+                    mx = v
+            tot = 0.0
+            for k in range(K):
+                w[k] = math.exp(w[k] - mx)
+                tot += w[k]
+            tot_lse += mx + math.log(tot)
+            for k in range(K):
+                wk = w[k] / tot
+                acc_v[c, k, 0] += wk
+                for d in range(D):
+                    yv = y[j, d]
+                    acc_v[c, k, 1 + d] += wk * yv
+                    acc_v[c, k, 1 + D + d] += wk * yv * yv
+        lse_sum[c, 1] = tot_lse
+
+
+# serial for minibatches (thread start-up dominates there), parallel for full batches
+_diag_stats_serial = jit(_diag_stats_py)
+_diag_stats_parallel = jit_parallel(_diag_stats_py)
+
+
+def diag_stats(x, y, la, r, s, eps, nchunks=1):
+    """Sufficient statistics of the diagonal-S loss on a batch (float64 accumulation).
+
+    Returns ``(sum log c(x), sum log v(y), stats_x, stats_y)`` with ``stats`` of shape
+    (K, 1 + 2 D): weight sums, weighted first and second moments.
+    """
+    K, D = r.shape
+    nchunks = max(1, min(int(nchunks), x.shape[0], y.shape[0]))
+    acc_c = np.zeros((nchunks, K, 1 + 2 * D))
+    acc_v = np.zeros((nchunks, K, 1 + 2 * D))
+    lse_sum = np.zeros((nchunks, 2))
+    f = np.float64
+    kernel = _diag_stats_serial if nchunks == 1 else _diag_stats_parallel
+    kernel(np.ascontiguousarray(x, dtype=f), np.ascontiguousarray(y, dtype=f),
+                np.ascontiguousarray(la, dtype=f), np.ascontiguousarray(r, dtype=f),
+                np.ascontiguousarray(s, dtype=f), float(eps), nchunks, acc_c, acc_v, lse_sum)
+    tot = lse_sum.sum(axis=0)
+    return tot[0], tot[1], acc_c.sum(axis=0), acc_v.sum(axis=0)

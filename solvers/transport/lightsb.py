@@ -97,8 +97,39 @@ def _softmax_rows(logits, xp, backend):
     return xp.exp(logits - lse[:, None]), lse
 
 
-def _loss_and_grad(x, y, p, eps, xp, lse_backend, chunk=None):
+def _loss_and_grad_numba_diag(x, y, p, eps):
+    """Diagonal S on numpy: one fused Numba pass for the sufficient statistics."""
+    from ._lightsb_numba import diag_stats
+    import numba
+
+    n, m = x.shape[0], y.shape[0]
+    K, D = p.r.shape
+    work = (n + m) * K * D
+    nchunks = 1 if work < 400_000 else 4 * numba.get_num_threads()
+    lc, lv, Sx, Sy = diag_stats(x, y, p.la, p.r, np.exp(p.q), eps, nchunks)
+    dt = p.r.dtype
+    Sx, Sy = Sx.astype(dt, copy=False), Sy.astype(dt, copy=False)
+    loss = lc / n - lv / m
+    g_la = Sx[:, 0] / n - Sy[:, 0] / m
+    return _grad_diag(loss, g_la, Sx[:, 1:D + 1], Sx[:, D + 1:], Sy[:, 1:D + 1],
+                      Sy[:, D + 1:], Sy[:, 0], p, eps, n, m, np)
+
+
+def _grad_diag(loss, g_la, sx, sxx, sy, syy, cu, p, eps, n, m, xp):
+    r = p.r
+    s = xp.exp(p.q)
+    inv_s = 1.0 / s
+    g_r = sx / (n * eps) - (sy - cu[:, None] * r) * inv_s / (m * eps)
+    scat = syy - 2.0 * r * sy + cu[:, None] * r * r      # sum_j u_jk (y_j - r_k)^2
+    g_s = sxx / (2.0 * eps * n) - (-0.5 * cu[:, None] * inv_s
+                                   + scat * inv_s * inv_s / (2.0 * eps)) / m
+    return loss, _Params(g_la, g_r, g_s * s, p.kind)
+
+
+def _loss_and_grad(x, y, p, eps, xp, lse_backend, chunk=None, use_numba=False):
     """Loss mean(log c(x)) - mean(log v(y)) and its gradient in (la, r, q)."""
+    if use_numba and p.kind == "diag":
+        return _loss_and_grad_numba_diag(x, y, p, eps)
     n, m = x.shape[0], y.shape[0]
     K, D = p.r.shape
     dtype = p.r.dtype
@@ -144,14 +175,7 @@ def _loss_and_grad(x, y, p, eps, xp, lse_backend, chunk=None):
             syy = syy + xp.matrix_transpose(ut[:, :, None] * yb[None, :, :]) @ yb
     r = p.r
     if p.kind == "diag":
-        s = xp.exp(p.q)
-        inv_s = 1.0 / s
-        g_r = sx / (n * eps) - (sy - cu[:, None] * r) * inv_s / (m * eps)
-        # sum_j u_jk (y_j - r_k)^2
-        scat = syy - 2.0 * r * sy + cu[:, None] * r * r
-        g_s = sxx / (2.0 * eps * n) - (-0.5 * cu[:, None] * inv_s
-                                       + scat * inv_s * inv_s / (2.0 * eps)) / m
-        g_q = g_s * s
+        return _grad_diag(loss, g_la, sx, sxx, sy, syy, cu, p, eps, n, m, xp)
     else:
         L = p.q
         S_inv = xp.matrix_transpose(Linv) @ Linv                       # (K, D, D)
@@ -178,7 +202,7 @@ def _S_matrices(p, xp):
 # optimizers
 # ----------------------------------------------------------------------------------------
 def _adam(x0, x1, p, eps, xp, *, draws, batch_size, maxiter, lr, lse_backend, callback,
-          progress, decay):
+          progress, decay, use_numba=False):
     """Minibatch Adam on (eps * log alpha, r, q), the reference parameterisation."""
     betas, tiny = (0.9, 0.999), 1e-8
     # optimise a = eps * log alpha (LightSB's reference scaling of the weights' step)
@@ -192,7 +216,7 @@ def _adam(x0, x1, p, eps, xp, *, draws, batch_size, maxiter, lr, lse_backend, ca
         for it in range(1, maxiter + 1):
             xb = xp.take(x0, draws.integers(0, n0, (min(batch_size, n0),)), axis=0)
             yb = xp.take(x1, draws.integers(0, n1, (min(batch_size, n1),)), axis=0)
-            loss, g = _loss_and_grad(xb, yb, p, eps, xp, lse_backend)
+            loss, g = _loss_and_grad(xb, yb, p, eps, xp, lse_backend, use_numba=use_numba)
             grads = [g.la / eps, g.r, g.q]
             frac = (it - 1) / max(maxiter - 1, 1)
             step = lr * (decay + (1.0 - decay) * 0.5 * (1.0 + math.cos(math.pi * frac)))
@@ -224,7 +248,7 @@ def _to_host(a):
 
 
 def _lbfgs(x0, x1, p, eps, xp, *, maxiter, lse_backend, callback, progress, chunk,
-           x0_val, x1_val, patience):
+           x0_val, x1_val, patience, use_numba=False):
     """Full-batch L-BFGS (SciPy) on the closed-form gradient, with held-out early stopping."""
     from scipy.optimize import minimize
 
@@ -247,7 +271,7 @@ def _lbfgs(x0, x1, p, eps, xp, *, maxiter, lse_backend, callback, progress, chun
                                for a in arrs])
 
     def fun(v):
-        loss, g = _loss_and_grad(x0, x1, unpack(v), eps, xp, lse_backend, chunk)
+        loss, g = _loss_and_grad(x0, x1, unpack(v), eps, xp, lse_backend, chunk, use_numba)
         return float(loss), pack(g.arrays())
 
     history, state = [], {"best": None, "best_val": math.inf, "bad": 0, "stop": None}
@@ -260,7 +284,8 @@ def _lbfgs(x0, x1, p, eps, xp, *, maxiter, lse_backend, callback, progress, chun
             bar.update(1, loss=history[-1])
             params = unpack(v)
             if validate:
-                val, _ = _loss_and_grad(x0_val, x1_val, params, eps, xp, lse_backend, chunk)
+                val, _ = _loss_and_grad(x0_val, x1_val, params, eps, xp, lse_backend, chunk,
+                                        use_numba)
                 val = float(val)
                 if val < state["best_val"] - 1e-12 * abs(val):
                     state.update(best=v.copy(), best_val=val, bad=0)
@@ -400,7 +425,7 @@ class SchrodingerBridgeResult(OptimizeResult):
             eye = xp.eye(D, dtype=x.dtype)
             cov_within = eps * within[:, :, None] * eye[None, :, :]
         else:
-            mu = p.r[None, :, :] + xp.matrix_transpose(S @ xp.matrix_transpose(x))  # (K,n,D)
+            mu = p.r[:, None, :] + xp.matrix_transpose(S @ xp.matrix_transpose(x))  # (K,n,D)
             mu = xp.permute_dims(mu, (1, 0, 2))
             cov_within = eps * xp.reshape(g @ xp.reshape(S, (K, D * D)), (-1, D, D))
         mean = xp.squeeze(g[:, None, :] @ mu, axis=1)
@@ -610,6 +635,46 @@ def _sample(x, p, eps, ns, draws, xp, backend_name):
     return xp.reshape(xp.take(ys, inv, axis=0), (n, ns, D))
 
 
+def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
+    """Build a :class:`SchrodingerBridgeResult` from given LightSB parameters.
+
+    Used for known solutions (the benchmark pairs' ground truth, the Gaussian closed form).
+
+    Parameters
+    ----------
+    log_alpha : array, shape (K,)
+    r : array, shape (K, D)
+    S : array, shape (K, D) (diagonal) or (K, D, D) (full, positive definite)
+    epsilon : float
+    backend : {"auto", "numpy", "numba", "cupy"}
+
+    Returns
+    -------
+    SchrodingerBridgeResult
+    """
+    epsilon = check_positive(epsilon, "epsilon")
+    xp_in = array_namespace(log_alpha, r, S)
+    be = resolve_backend(backend, xp_in)
+    xp = be.xp
+    la = as_float_array(be.to_device(log_alpha), xp, "log_alpha", ndim=1)
+    r = as_float_array(be.to_device(r), xp, "r", ndim=2)
+    S = as_float_array(be.to_device(S), xp, "S", ndim=(2, 3))
+    kind = "diag" if S.ndim == 2 else "full"
+    if S.shape[0] != r.shape[0] or la.shape[0] != r.shape[0] or S.shape[1] != r.shape[1]:
+        raise ValueError("log_alpha, r and S must describe the same K components of dimension D")
+    q = xp.log(S) if kind == "diag" else xp.linalg.cholesky(0.5 * (S + xp.matrix_transpose(S)))
+    la = la - logsumexp(la, backend="auto")
+    params = _Params(la, r, q, kind)
+    res = SchrodingerBridgeResult(
+        log_alpha=be.to_input(la), r=be.to_input(r), S=be.to_input(_S_matrices(params, xp)),
+        epsilon=epsilon, covariance=kind, fun=math.nan, loss=np.zeros(0), nit=0,
+        success=True, status=0, message="built from parameters", optimizer=None,
+        n_components=r.shape[0], backend=backend, fit_seconds=0.0)
+    res._params = params
+    res._eig = None
+    return res
+
+
 # ----------------------------------------------------------------------------------------
 # public entry point
 # ----------------------------------------------------------------------------------------
@@ -760,13 +825,14 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
         q = xp.broadcast_to(math.sqrt(init_scale) * xp.eye(D, dtype=dtype), (K, D, D))
         q = q * xp.ones((K, 1, 1), dtype=dtype)
     params = _Params(la, r, q, covariance)
-    lse_backend = "numba" if be.name == "numba" else "auto"
+    # small (batch, K) slices: the generic path beats the Numba call overhead here
+    lse_backend = "numpy" if be.name == "numba" else "auto"
 
     if optimizer == "adam":
         params, history, nit, status, message = _adam(
             x0, x1, params, epsilon, xp, draws=draws, batch_size=batch_size, maxiter=maxiter,
             lr=lr, lse_backend=lse_backend, callback=callback, progress=progress,
-            decay=lr_decay)
+            decay=lr_decay, use_numba=be.name == "numba")
     else:
         x0v = x1v = None
         if validation_fraction > 0:
@@ -779,7 +845,7 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
         params, history, nit, status, message = _lbfgs(
             x0, x1, params, epsilon, xp, maxiter=maxiter, lse_backend=lse_backend,
             callback=callback, progress=progress, chunk=chunk, x0_val=x0v, x1_val=x1v,
-            patience=patience)
+            patience=patience, use_numba=be.name == "numba")
 
     # fix the gauge: normalise the weights
     la = params.la - logsumexp(params.la, backend=lse_backend)

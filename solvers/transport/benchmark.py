@@ -1,0 +1,291 @@
+"""Entropic OT benchmark pairs with known solutions, and the BW-UVP / cBW-UVP metrics.
+
+The recipe of Gushchin et al. (NeurIPS 2023): choose :math:`p_0` and a Schrödinger
+potential :math:`e^{f(y)/\\varepsilon} \\propto \\sum_n w_n N(y \\mid \\mu_n, \\Sigma_n)`. Then
+the optimal conditional plan is known in closed form,
+
+.. math::
+
+   \\pi^*(y \\mid x) = \\sum_n \\gamma_n(x) N(y \\mid m_n(x), \\Lambda_n), \\qquad
+   \\Lambda_n = (\\Sigma_n^{-1} + I/\\varepsilon)^{-1}, \\quad
+   m_n(x) = \\Lambda_n(\\Sigma_n^{-1}\\mu_n + x/\\varepsilon), \\quad
+   \\gamma_n(x) \\propto w_n N(x \\mid \\mu_n, \\Sigma_n + \\varepsilon I),
+
+and :math:`p_1` is defined as its second marginal (draw :math:`x \\sim p_0`, then
+:math:`y \\sim \\pi^*(\\cdot \\mid x)`). This is exactly a LightSB model with
+:math:`S_n = \\Lambda_n/\\varepsilon`, :math:`r_n = \\Lambda_n \\Sigma_n^{-1}\\mu_n` and
+:math:`\\log\\alpha_n = \\log w_n + \\log N(0 \\mid \\mu_n, \\Sigma_n + \\varepsilon I)`,
+so :meth:`BenchmarkPair.bridge` returns the ground truth as a
+:class:`~solvers.transport.SchrodingerBridgeResult`.
+
+The official benchmark's data files are not used here: :func:`make_pair` builds pairs from
+the recipe with its own choice of :math:`p_0` and potential (documented below).
+
+Metrics (BW2-UVP convention, with the 1/2 factors):
+:math:`\\mathrm{BW}_2^2(P, Q) = \\tfrac12\\|m_P - m_Q\\|^2 + \\tfrac12 \\operatorname{tr}\\Sigma_P
++ \\tfrac12\\operatorname{tr}\\Sigma_Q - \\operatorname{tr}(\\Sigma_P^{1/2}\\Sigma_Q
+\\Sigma_P^{1/2})^{1/2}`, and
+:math:`\\mathrm{UVP} = 100\\,\\mathrm{BW}_2^2 / (\\tfrac12 \\operatorname{Var} p_1)` in percent.
+"""
+import math
+
+import numpy as np
+
+from .._lib.rng import check_rng
+from .._lib.validation import check_int, check_positive
+from .bures import bures_wasserstein_distance
+
+__all__ = ["BenchmarkPair", "make_pair", "bw2_squared", "bw_uvp", "cbw_uvp",
+           "PUBLISHED_LIGHTSB_CBW_UVP"]
+
+#: published cBW2-UVP (%) of LightSB on the official benchmark, {eps: {D: value}}
+PUBLISHED_LIGHTSB_CBW_UVP = {
+    0.1: {2: 0.03, 16: 0.08, 64: 0.28, 128: 0.60},
+    1: {2: 0.05, 16: 0.09, 64: 0.24, 128: 0.62},
+    10: {2: 0.07, 16: 0.11, 64: 0.21, 128: 0.37},
+}
+
+
+def _host(a):
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
+def bw2_squared(m1, S1, m2, S2):
+    """:math:`\\mathrm{BW}_2^2` with the 1/2 factors (half the squared 2-Wasserstein distance).
+
+    Parameters
+    ----------
+    m1, m2 : array, shape (..., d)
+    S1, S2 : array, shape (..., d, d)
+
+    Returns
+    -------
+    array, shape (...)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.transport.benchmark import bw2_squared
+    >>> float(bw2_squared(np.zeros(2), np.eye(2), np.ones(2), np.eye(2)))
+    1.0
+    """
+    return 0.5 * bures_wasserstein_distance(m1, S1, m2, S2, squared=True)
+
+
+class BenchmarkPair:
+    """A pair ``(p0, p1)`` with a known entropic OT plan (see :func:`make_pair`).
+
+    Attributes
+    ----------
+    dim : int
+    epsilon : float
+    weights : ndarray, shape (N,)
+    means : ndarray, shape (N, D)
+        :math:`\\mu_n` of the potential.
+    covariances : ndarray, shape (N, D, D)
+        :math:`\\Sigma_n` of the potential.
+    rotated : bool
+    var_x1 : float
+        :math:`\\operatorname{tr}\\operatorname{Cov}(p_1)`, estimated from 200 000 draws
+        with a fixed seed (the UVP normaliser).
+    """
+
+    def __init__(self, weights, means, covariances, epsilon, *, rotated=False, seed=0):
+        self.weights = np.asarray(weights, dtype=np.float64)
+        self.means = np.asarray(means, dtype=np.float64)
+        self.covariances = np.asarray(covariances, dtype=np.float64)
+        self.epsilon = check_positive(epsilon, "epsilon")
+        self.dim = self.means.shape[1]
+        self.rotated = bool(rotated)
+        self.seed = seed
+        D, eps = self.dim, self.epsilon
+        eye = np.eye(D)
+        prec = np.linalg.inv(self.covariances)
+        self.Lambda = np.linalg.inv(prec + eye / eps)
+        self.Lambda = 0.5 * (self.Lambda + np.swapaxes(self.Lambda, -1, -2))
+        # LightSB parameters of the exact solution
+        self.S = self.Lambda / eps
+        self.r = np.einsum("nij,njk,nk->ni", self.Lambda, prec, self.means)
+        P = np.linalg.inv(self.covariances + eps * eye)
+        _, logdet = np.linalg.slogdet(2 * np.pi * (self.covariances + eps * eye))
+        self.log_alpha = (np.log(self.weights) - 0.5 * np.einsum("ni,nij,nj->n", self.means, P,
+                                                                 self.means) - 0.5 * logdet)
+        self._bridge = None
+        y = self.sample_x1(200_000, rng=np.random.default_rng([int(seed), 2024]))
+        self.var_x1 = float(np.sum(np.var(y, axis=0)))
+
+    def bridge(self):
+        """The exact solution as a :class:`~solvers.transport.SchrodingerBridgeResult`."""
+        if self._bridge is None:
+            from .lightsb import bridge_from_parameters
+
+            S = self.S if self.rotated else np.diagonal(self.S, axis1=1, axis2=2).copy()
+            self._bridge = bridge_from_parameters(self.log_alpha, self.r, S, self.epsilon)
+        return self._bridge
+
+    def sample_x0(self, n, rng=None):
+        """Draws from :math:`p_0 = N(0, I)`, shape (n, D)."""
+        return check_rng(rng).standard_normal((check_int(n, "n", minimum=1), self.dim))
+
+    def sample(self, x, n_samples=None, rng=None):
+        """Draws from the true :math:`\\pi^*(\\cdot \\mid x)` (see ``SchrodingerBridgeResult.sample``)."""
+        return self.bridge().sample(x, n_samples=n_samples, rng=rng)
+
+    def conditional_moments(self, x):
+        """Exact mean (n, D) and covariance (n, D, D) of :math:`\\pi^*(\\cdot \\mid x)`."""
+        return self.bridge().conditional_moments(x)
+
+    def sample_x1(self, n, rng=None):
+        """Draws from :math:`p_1` (x from :math:`p_0`, then y from the true plan), (n, D)."""
+        gen = check_rng(rng)
+        out, n = [], check_int(n, "n", minimum=1)
+        for start in range(0, n, 10_000):
+            x = self.sample_x0(min(10_000, n - start), gen)
+            out.append(self.sample(x, rng=gen))
+        return np.concatenate(out, axis=0)
+
+    def __repr__(self):
+        return (f"BenchmarkPair(dim={self.dim}, epsilon={self.epsilon}, "
+                f"n_components={self.weights.shape[0]}, rotated={self.rotated}, seed={self.seed})")
+
+
+def make_pair(dim, epsilon, *, n_components=5, rotated=False, seed=0):
+    """Build a benchmark pair with a known entropic OT solution.
+
+    The recipe: :math:`p_0 = N(0, I_D)`; the potential has ``n_components`` equally
+    weighted Gaussians with means :math:`\\mu_n \\sim N(0, 4 I)` and covariances
+    :math:`\\Sigma_n = Q_n \\operatorname{diag}(\\lambda_n) Q_n^\\top` with
+    :math:`\\lambda_{n,i}` log-uniform in [0.25, 1]; :math:`Q_n = I` (axis-aligned pairs) or a
+    Haar-random rotation (``rotated=True``). With axis-aligned covariances the exact
+    solution is a diagonal-S LightSB model; rotated pairs need full S.
+
+    Parameters
+    ----------
+    dim : int
+    epsilon : float
+    n_components : int
+    rotated : bool
+    seed : int
+
+    Returns
+    -------
+    BenchmarkPair
+
+    Examples
+    --------
+    >>> from solvers.transport.benchmark import make_pair
+    >>> pair = make_pair(2, 1.0, seed=0)
+    >>> pair.sample_x1(5, rng=0).shape
+    (5, 2)
+    """
+    dim = check_int(dim, "dim", minimum=1)
+    N = check_int(n_components, "n_components", minimum=1)
+    rng = np.random.default_rng([check_int(seed, "seed", minimum=0), dim, 7])
+    means = 2.0 * rng.standard_normal((N, dim))
+    lam = np.exp(rng.uniform(np.log(0.25), 0.0, size=(N, dim)))
+    covs = np.zeros((N, dim, dim))
+    for n in range(N):
+        if rotated:
+            Q, R = np.linalg.qr(rng.standard_normal((dim, dim)))
+            Q = Q * np.sign(np.diag(R))
+        else:
+            Q = np.eye(dim)
+        covs[n] = (Q * lam[n]) @ Q.T
+    return BenchmarkPair(np.full(N, 1.0 / N), means, covs, epsilon, rotated=rotated, seed=seed)
+
+
+def _moments(y):
+    m = y.mean(axis=-2)
+    c = y - m[..., None, :]
+    return m, np.swapaxes(c, -1, -2) @ c / (y.shape[-2] - 1)
+
+
+def bw_uvp(model, pair, *, n_samples=10_000, exact=False, rng=None):
+    """BW2-UVP (%) between the model's and the true second marginal :math:`p_1`.
+
+    Parameters
+    ----------
+    model
+        Anything with ``sample(x, rng=...)`` and ``conditional_moments(x)`` (a
+        :class:`~solvers.transport.SchrodingerBridgeResult`).
+    pair : BenchmarkPair
+    n_samples : int
+        Inputs :math:`x \\sim p_0` (and model / true samples) used.
+    exact : bool
+        ``False``: sample moments of ``n_samples`` model draws against ``n_samples`` true
+        draws (as published). ``True``: both marginals' moments from the exact conditional
+        moments averaged over the same inputs (law of total covariance), so the only noise
+        is the choice of inputs, shared by both sides.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    float
+    """
+    gen = check_rng(rng)
+    x = pair.sample_x0(n_samples, gen)
+    if exact:
+        stats = []
+        for obj in (model, pair):
+            m, C = (_host(a) for a in obj.conditional_moments(x))
+            mean = m.mean(axis=0)
+            cov = C.mean(axis=0) + np.cov(m.T, bias=True).reshape(pair.dim, pair.dim)
+            stats.append((mean, cov))
+        (m1, C1), (m2, C2) = stats
+    else:
+        m1, C1 = _moments(_host(model.sample(x, rng=gen)))
+        m2, C2 = _moments(pair.sample_x1(n_samples, gen))
+    return float(100.0 * bw2_squared(m1, C1, m2, C2) / (0.5 * pair.var_x1))
+
+
+def cbw_uvp(model, pair, *, x=None, n_inputs=1000, n_samples=1000, exact=False, rng=None,
+            chunk=None):
+    """Conditional BW2-UVP (%): mean over inputs of BW2^2(model(.|x), true(.|x)) / (Var p1 / 2).
+
+    Parameters
+    ----------
+    model
+        Anything with ``sample(x, n_samples, rng)`` and ``conditional_moments(x)``.
+    pair : BenchmarkPair
+    x : array, shape (n, D), optional
+        Test inputs; default ``n_inputs`` draws from :math:`p_0`.
+    n_inputs : int
+    n_samples : int
+        Sample version: draws per input from each side (published: 1000 x 1000). Its noise
+        floor is about :math:`(D + 4)/(4 n)` of the conditional variance.
+    exact : bool
+        Use the exact mixture moments of both sides instead of sample moments.
+    rng : None, int or numpy.random.Generator
+    chunk : int, optional
+        Inputs per sampling block (memory: ``chunk * n_samples * D`` floats per side).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from solvers.transport.benchmark import make_pair, cbw_uvp
+    >>> pair = make_pair(2, 1.0)
+    >>> cbw_uvp(pair.bridge(), pair, n_inputs=10, exact=True)
+    0.0
+    """
+    gen = check_rng(rng)
+    if x is None:
+        x = pair.sample_x0(n_inputs, gen)
+    x = np.asarray(x, dtype=np.float64)
+    norm = 0.5 * pair.var_x1
+    if exact:
+        m1, C1 = (_host(a) for a in model.conditional_moments(x))
+        m2, C2 = (_host(a) for a in pair.conditional_moments(x))
+        vals = _host(bw2_squared(m1, C1, m2, C2))
+        return float(100.0 * np.mean(vals) / norm)
+    n_samples = check_int(n_samples, "n_samples", minimum=2)
+    chunk = chunk or max(1, int(4_000_000 // (n_samples * pair.dim)))
+    vals = []
+    for start in range(0, x.shape[0], chunk):
+        xb = x[start:start + chunk]
+        m1, C1 = _moments(_host(model.sample(xb, n_samples=n_samples, rng=gen)))
+        m2, C2 = _moments(_host(pair.sample(xb, n_samples=n_samples, rng=gen)))
+        vals.append(_host(bw2_squared(m1, C1, m2, C2)))
+    return float(100.0 * np.mean(np.concatenate(vals)) / norm)
