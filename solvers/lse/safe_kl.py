@@ -213,7 +213,10 @@ def safe_logsumexp(a, rho, axis=None, b=None, keepdims=False, return_shift=False
     :math:`\rho\kappa < 1`,
     :math:`\operatorname{LSE} + \rho/2 + \log(1 - \rho\kappa) \le \text{res} \le
     \operatorname{LSE}`. ``+inf`` in a slice gives ``+inf``, NaN gives NaN and an all
-    ``-inf`` slice ``-inf``, as for :func:`solvers.logsumexp`. No exponential of a large
+    ``-inf`` slice ``-inf``, as for :func:`solvers.logsumexp`. Unlike the exact
+    log-sum-exp, the surrogate depends on the reference measure: a ``-inf`` term keeps its
+    share :math:`\mu_i` of it (and so lowers the value slightly), a ``b == 0`` term does
+    not. No exponential of a large
     positive number is ever formed, so ``a`` of order 1e4 (or 1e300) is fine; in float32
     the result is accurate to about ``eps32 * max|a|`` absolutely (the rounding of the
     input itself).
