@@ -11,7 +11,7 @@ import numpy as np
 
 from solvers._lib import OptimizeResult, check_choice, check_int, check_rng
 from .anneal import minimize_qubo
-from .scaling import METHODS, _objectives, qubo_energy, scalarize, scale_qubos
+from .scaling import METHODS, _objectives, as_objective, qubo_energy, scalarize, scale_qubos
 
 __all__ = ["pareto_front", "hypervolume", "pareto_sweep", "weight_grid"]
 
@@ -112,6 +112,21 @@ def _hv(P, r):
     return total
 
 
+def _flip_bound(Q, c):
+    """max_i (|a_i| + sum_j |W_ij|): the largest energy change of one flip (binary form)."""
+    import scipy.sparse as sps
+
+    if sps.issparse(Q):
+        d = Q.diagonal()
+        W = abs(Q) + abs(Q.T)
+        rows = np.asarray(W.sum(axis=1)).ravel() - 2 * np.abs(d)
+    else:
+        Q = np.asarray(Q, dtype=np.float64)
+        d = np.diag(Q)
+        rows = np.abs(Q + Q.T).sum(axis=1) - 2 * np.abs(d)
+    return float(np.max(np.abs(d + np.asarray(c)) + rows)) if d.size else 0.0
+
+
 def weight_grid(n_objectives, n_weights):
     """Evenly spaced weights on the simplex: ``n_weights`` per edge (2 objectives: a line).
 
@@ -132,7 +147,8 @@ def weight_grid(n_objectives, n_weights):
 
 
 def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=None,
-                 vartype="binary", reference=None, rng=None, **solver_options):
+                 vartype="binary", penalty=None, penalty_scale="relative", reference=None,
+                 rng=None, **solver_options):
     r"""Solve the weighted sums of scaled objectives over a weight grid; return the front.
 
     For every weight vector ``w`` the scalarized QUBO ``sum_k w_k f_k / s_k`` (``s_k`` from
@@ -152,6 +168,15 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
     p, weight : optional
         Measure for ``scaling="variance"`` (see :func:`qubo_moments`).
     vartype : {"binary", "spin"}
+    penalty : objective, optional
+        A constraint penalty (``Q``, ``(Q, c)`` or ``(Q, c, offset)``), zero on feasible
+        points and at least 1 on infeasible ones, e.g. ``(sum(x) - K)^2`` for a
+        cardinality constraint. It is added to every scalarized problem, not weighted.
+    penalty_scale : "relative" or float
+        ``"relative"`` multiplies the penalty, for every weight vector, by the largest
+        energy change one flip can cause in the weighted scaled objective,
+        ``max_i (|a_i| + sum_j |W_ij|)``, so no single flip gains by leaving the feasible
+        set whatever the scaling; a float multiplies it by that constant.
     reference : array_like, shape (k,), optional
         Reference point of the hypervolume. Default: the worst value of each objective
         among the solutions plus 10 % of its range. Pass the same reference to compare
@@ -164,8 +189,9 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
     -------
     OptimizeResult
         ``weights`` (``(m, k)``), ``solutions`` (``(m, n)`` best sample per weight),
-        ``objective_values`` (``(m, k)`` unscaled objective values; ``values`` is
-        taken by the dict method), ``front`` (its non-dominated unique rows), ``front_solutions``, ``hypervolume``, ``reference``,
+        ``objective_values`` (``(m, k)`` unscaled objective values, without the penalty;
+        ``values`` is taken by the dict method), ``front`` (its non-dominated unique
+        rows), ``front_solutions``, ``hypervolume``, ``reference``,
         ``scales``.
 
     Raises
@@ -202,10 +228,20 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
         raise ValueError("weights must be finite")
     triples = [(q.Q, q.c, q.offset) for q in parsed]
     scaled, scales = scale_qubos(triples, scaling, p=p, weight=weight, vartype=vartype)
+    if penalty is not None:
+        penalty = as_objective(penalty, vartype)
+        penalty = (penalty.Q, penalty.c, penalty.offset)
+        if not (penalty_scale == "relative" or (isinstance(penalty_scale, (int, float))
+                                                and penalty_scale > 0)):
+            raise ValueError("penalty_scale must be 'relative' or a positive number, "
+                             f"got {penalty_scale!r}")
     gen = check_rng(rng)
     solutions, values = [], []
     for w in W:
         Qw, cw, ow = scalarize(scaled, w, vartype=vartype)
+        if penalty is not None:
+            A = (_flip_bound(Qw, cw) if penalty_scale == "relative" else float(penalty_scale))
+            Qw, cw, ow = scalarize([(Qw, cw, ow), penalty], [1.0, A], vartype=vartype)
         res = minimize_qubo(Qw, cw, ow, vartype=vartype, rng=gen, **solver_options)
         x = np.asarray(res.x)
         solutions.append(x)
