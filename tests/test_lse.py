@@ -55,7 +55,7 @@ def _relevant_rtol(expected):
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problem=lse_problem())
 def test_matches_scipy_property(problem, backend):
     a, axis, b, keepdims, return_sign = problem
@@ -219,7 +219,7 @@ def test_softmax_matches_scipy_and_is_stable(xp):
 # --- blocked matmul and partial merges -----------------------------------------------------
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
-@pytest.mark.parametrize("block_size", [1, 3, 64, 4096])
+@pytest.mark.parametrize("block_size", [2, 7, 64, 4096])
 def test_logsumexp_matmul_matches_dense(backend, block_size):
     rng = np.random.default_rng(5)
     A, B = rng.normal(scale=3, size=(37, 6)), rng.normal(scale=3, size=(6, 53))
