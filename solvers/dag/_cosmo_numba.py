@@ -23,7 +23,13 @@ def orient(H, p, inv_t, eps, S, W):
                 W[i, j] = 0.0
                 continue
             z = (p[j] - pi - eps) * inv_t
-            if z >= 0.0:
+            # saturated entries skip the exp (at low temperature that is most of them);
+            # the error is below 2.4e-16 in absolute value
+            if z > 36.0:
+                s = 1.0
+            elif z < -36.0:
+                s = 0.0
+            elif z >= 0.0:
                 s = 1.0 / (1.0 + math.exp(-z))
             else:
                 e = math.exp(z)
