@@ -1,0 +1,82 @@
+"""asv benchmarks for the QUBO area.
+
+- ``Moments``: exact variance time vs n, dense (numpy) and sparse (scipy, ~10 nonzeros per
+  row), uniform and fixed-Hamming-weight measures;
+- ``Anneal``: one ``minimize_qubo`` call per backend on a dense n = 200 instance, and the
+  sweeps per second it sustains (``track_sweeps_per_second``, read-sweeps per second);
+- ``AnnealQuality``: share of random n = 16 instances whose enumerated optimum is found.
+"""
+import itertools
+import time
+
+import numpy as np
+import scipy.sparse as sps
+
+from benchmarks._common import pin_blas_threads
+from solvers import minimize_qubo, qubo_moments
+
+
+class Moments:
+    params = (["dense", "sparse"], [1000, 10000], ["uniform", "weight"])
+    param_names = ["kind", "n", "measure"]
+
+    def setup(self, kind, n, measure):
+        pin_blas_threads()
+        rng = np.random.default_rng(0)
+        if kind == "dense":
+            if n > 2000:
+                raise NotImplementedError  # 800 MB; dense timing stops at n = 1000
+            self.Q = rng.normal(size=(n, n))
+        else:
+            self.Q = sps.random(n, n, density=10.0 / n, random_state=rng, format="csr")
+        self.c = rng.normal(size=n)
+        self.kw = {} if measure == "uniform" else {"weight": n // 10}
+
+    def time_variance(self, kind, n, measure):
+        qubo_moments(self.Q, self.c, **self.kw)
+
+
+class Anneal:
+    params = (["numba", "numpy"],)
+    param_names = ["backend"]
+    n, reads, sweeps = 200, 8, 50
+
+    def setup(self, backend):
+        pin_blas_threads()
+        Q = np.random.default_rng(1).normal(size=(self.n, self.n))
+        self.Q = (Q + Q.T) / 2
+        minimize_qubo(self.Q[:20, :20], n_reads=2, n_sweeps=2, rng=0, backend=backend)
+
+    def time_anneal(self, backend):
+        minimize_qubo(self.Q, n_reads=self.reads, n_sweeps=self.sweeps, rng=0,
+                      backend=backend)
+
+    def track_sweeps_per_second(self, backend):
+        t = time.perf_counter()
+        minimize_qubo(self.Q, n_reads=self.reads, n_sweeps=self.sweeps, rng=0,
+                      backend=backend, polish=False)
+        return self.reads * self.sweeps / (time.perf_counter() - t)
+
+    track_sweeps_per_second.unit = "read-sweeps/s"
+
+
+class AnnealQuality:
+    n, instances = 16, 10
+
+    def setup(self):
+        pin_blas_threads()
+        rng = np.random.default_rng(2)
+        X = np.array(list(itertools.product([0.0, 1.0], repeat=self.n)))
+        self.cases = []
+        for _ in range(self.instances):
+            Q = rng.normal(size=(self.n, self.n))
+            best = float(np.min(np.einsum("si,ij,sj->s", X, Q, X)))
+            self.cases.append((Q, best))
+        minimize_qubo(self.cases[0][0], n_reads=2, n_sweeps=2, rng=0)
+
+    def track_success_rate(self):
+        hits = sum(abs(minimize_qubo(Q, n_reads=4, n_sweeps=100, rng=i).fun - best) < 1e-9
+                   for i, (Q, best) in enumerate(self.cases))
+        return hits / self.instances
+
+    track_success_rate.unit = "fraction"
