@@ -1,0 +1,323 @@
+"""LightSB: closed-form gradients, Gaussian closed-form recovery, sampling, drift, bridges."""
+import math
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp as sp_lse
+
+from solvers import schrodinger_bridge
+from solvers.transport import entropic_gaussian_plan, SchrodingerBridgeResult
+from solvers.transport.lightsb import _Params, _loss_and_grad, bridge_from_parameters
+from tests.conftest import to_numpy
+
+
+def _spd(rng, d, lo=0.5):
+    M = rng.normal(size=(d, d))
+    return M @ M.T / d + lo * np.eye(d)
+
+
+def _moment_matched(rng, mean, cov, n):
+    """Samples whose sample mean and (biased) covariance equal ``mean`` and ``cov`` exactly."""
+    z = rng.normal(size=(n, mean.shape[0]))
+    z -= z.mean(axis=0)
+    z = z @ np.linalg.inv(np.linalg.cholesky(z.T @ z / n)).T
+    return mean + z @ np.linalg.cholesky(cov).T
+
+
+def _random_params(rng, kind, K, D):
+    la, r = rng.normal(size=K), rng.normal(size=(K, D))
+    if kind == "diag":
+        q = 0.3 * rng.normal(size=(K, D))
+    else:
+        q = np.tril(0.2 * rng.normal(size=(K, D, D))) + np.eye(D)
+    return la, r, q
+
+
+def _naive_loss(x, y, la, r, S, eps):
+    """mean log c(x) - mean log v(y) with explicit per-component loops (full S matrices)."""
+    K, D = r.shape
+    lc = np.array([[la[k] + (xi @ S[k] @ xi + 2 * r[k] @ xi) / (2 * eps) for k in range(K)]
+                   for xi in x])
+    lv = []
+    for yj in y:
+        row = []
+        for k in range(K):
+            C = eps * S[k]
+            diff = yj - r[k]
+            row.append(la[k] - 0.5 * (D * math.log(2 * math.pi) + np.linalg.slogdet(C)[1])
+                       - 0.5 * diff @ np.linalg.solve(C, diff))
+        lv.append(row)
+    return sp_lse(lc, axis=1).mean() - sp_lse(np.array(lv), axis=1).mean()
+
+
+@pytest.mark.parametrize("kind", ["diag", "full"])
+def test_loss_and_gradient_match_naive_and_finite_differences(xp, kind):
+    rng = np.random.default_rng(0)
+    K, D, eps = 3, 4, 0.7
+    x, y = rng.normal(size=(40, D)), 1.5 * rng.normal(size=(45, D)) + 1.0
+    la, r, q = _random_params(rng, kind, K, D)
+    S = np.stack([np.diag(np.exp(v)) for v in q]) if kind == "diag" else q @ np.swapaxes(q, 1, 2)
+    ax = lambda a: xp.asarray(a)  # noqa: E731
+
+    def f(la_, r_, q_):
+        loss, g = _loss_and_grad(ax(x), ax(y), _Params(ax(la_), ax(r_), ax(q_), kind), eps, xp,
+                                 "auto", chunk=17)
+        return float(loss), [to_numpy(a) for a in g.arrays()]
+
+    loss, grads = f(la, r, q)
+    assert loss == pytest.approx(_naive_loss(x, y, la, r, S, eps), rel=1e-12)
+    h = 1e-6
+    for which, arr in enumerate((la, r, q)):
+        num = np.zeros_like(arr)
+        for idx in np.ndindex(arr.shape):
+            if kind == "full" and which == 2 and idx[1] < idx[2]:
+                continue  # upper triangle of L is not a parameter
+            args_p, args_m = [la.copy(), r.copy(), q.copy()], [la.copy(), r.copy(), q.copy()]
+            args_p[which][idx] += h
+            args_m[which][idx] -= h
+            num[idx] = (f(*args_p)[0] - f(*args_m)[0]) / (2 * h)
+        np.testing.assert_allclose(grads[which], num, rtol=1e-6, atol=1e-7)
+
+
+def test_numba_statistics_match_generic():
+    import array_api_compat.numpy as cnp
+
+    rng = np.random.default_rng(1)
+    K, D, eps = 6, 5, 0.3
+    p = _Params(*_random_params(rng, "diag", K, D), "diag")
+    x, y = rng.normal(size=(300, D)), rng.normal(size=(310, D)) + 1
+    l1, g1 = _loss_and_grad(x, y, p, eps, cnp, "numpy")
+    l2, g2 = _loss_and_grad(x, y, p, eps, cnp, "numpy", use_numba=True)
+    assert l1 == pytest.approx(l2, rel=1e-12)
+    for a, b in zip(g1.arrays(), g2.arrays()):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    # the parallel chunked path too
+    from solvers.transport._lightsb_numba import diag_stats
+
+    one = diag_stats(x, y, p.la, p.r, np.exp(p.q), eps, 1)
+    many = diag_stats(x, y, p.la, p.r, np.exp(p.q), eps, 7)
+    for a, b in zip(one, many):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def _gaussian_problem(seed=0, D=3, diagonal=False):
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(size=D), rng.normal(size=D)
+    if diagonal:
+        A, B = np.diag(rng.uniform(0.5, 2, D)), np.diag(rng.uniform(0.5, 2, D))
+    else:
+        A, B = _spd(rng, D), _spd(rng, D)
+    return rng, a, A, b, B
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0])
+def test_k1_full_recovers_gaussian_closed_form(eps):
+    """K = 1: the loss is a quadratic in the data, so it depends on the samples only through
+    their mean and covariance. With moment-matched samples the sample optimum *is* the
+    population optimum (Janati et al.'s closed form) for any n > D, and the 1e-3 tolerance
+    measures the optimizer alone (it converges to ~1e-8)."""
+    rng, a, A, b, B = _gaussian_problem()
+    plan = entropic_gaussian_plan(a, A, b, B, eps)
+    x0, x1 = _moment_matched(rng, a, A, 2000), _moment_matched(rng, b, B, 2000)
+    sb = schrodinger_bridge(x0, x1, eps, n_components=1, covariance="full", optimizer="lbfgs",
+                            validation_fraction=0.0, rng=0)
+    assert isinstance(sb, SchrodingerBridgeResult) and sb.success
+    rel = lambda u, v: np.linalg.norm(u - v) / np.linalg.norm(v)  # noqa: E731
+    assert rel(sb.S[0], plan.slope) < 1e-3
+    assert rel(sb.r[0], plan.intercept) < 1e-3
+    _, cov = sb.conditional_moments(np.zeros(3))
+    assert rel(cov, plan.conditional_covariance) < 1e-3
+
+
+def test_k1_full_adam_close_to_closed_form():
+    """Minibatch Adam (default optimizer) on the same moment-matched data: minibatch noise at
+    the final step size leaves an error of order 1e-2; 3e-2 relative is the check."""
+    rng, a, A, b, B = _gaussian_problem(1)
+    plan = entropic_gaussian_plan(a, A, b, B, 1.0)
+    x0, x1 = _moment_matched(rng, a, A, 4000), _moment_matched(rng, b, B, 4000)
+    sb = schrodinger_bridge(x0, x1, 1.0, n_components=1, covariance="full", maxiter=3000,
+                            batch_size=256, rng=0)
+    assert np.linalg.norm(sb.S[0] - plan.slope) / np.linalg.norm(plan.slope) < 3e-2
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_k1_diag_recovers_diagonal_case(backend):
+    rng, a, A, b, B = _gaussian_problem(2, D=4, diagonal=True)
+    eps = 0.5
+    x0, x1 = _moment_matched(rng, a, A, 3000), _moment_matched(rng, b, B, 3000)
+    a2, b2 = np.diag(A), np.diag(B)
+    want = (np.sqrt(4 * a2 * b2 + eps ** 2) - eps) / (2 * a2)
+    sb = schrodinger_bridge(x0, x1, eps, n_components=1, optimizer="lbfgs",
+                            validation_fraction=0.0, rng=0, backend=backend)
+    np.testing.assert_allclose(sb.S[0], want, rtol=1e-3)
+    np.testing.assert_allclose(sb.r[0], b - want * a, rtol=1e-3, atol=1e-3)
+
+
+def _closed_form_bridge(eps=0.8, seed=3):
+    rng, a, A, b, B = _gaussian_problem(seed, D=2)
+    plan = entropic_gaussian_plan(a, A, b, B, eps)
+    sb = bridge_from_parameters(np.zeros(1), plan.intercept[None], plan.slope[None], eps)
+    return rng, a, A, plan, sb
+
+
+def _check_gaussian_sample(z, mean, cov, k=5.0):
+    n = z.shape[0]
+    se = np.sqrt(np.diag(cov) / n)
+    assert np.all(np.abs(z.mean(axis=0) - mean) < k * se), (z.mean(0), mean)
+    # covariance entries: sd of a sample covariance entry <= sqrt(2/n) * max variance
+    np.testing.assert_allclose(np.cov(z.T), cov, atol=k * np.sqrt(2.0 / n) * np.max(np.diag(cov)))
+
+
+@pytest.mark.parametrize("t", [0.3, 0.7])
+def test_bridge_marginals_match_closed_form(t):
+    rng, a, A, plan, sb = _closed_form_bridge()
+    x = rng.multivariate_normal(a, A, size=40_000)
+    xt = sb.bridge(x, t, rng=1)
+    _check_gaussian_sample(xt, *plan.bridge_marginal(t))
+
+
+def test_drift_is_conditional_expectation_velocity():
+    """Independent check of the closed-form drift: for the Gaussian bridge,
+    g(x, t) = (E[Y | X_t = x] - x) / (1 - t), computed from the joint Gaussian of (X_t, Y)."""
+    _, a, A, plan, sb = _closed_form_bridge()
+    d, eps = 2, plan.epsilon
+    B, C = plan.covariance[d:, d:], plan.cross_covariance
+    b = plan.mean[d:]
+    x = np.random.default_rng(4).normal(size=(5, d))
+    for t in (0.0, 0.25, 0.9):
+        mt, St = plan.bridge_marginal(t)
+        cross = (1 - t) * C + t * B              # Cov(X_t, Y)
+        cond = b + (x - mt) @ np.linalg.solve(St, cross)
+        np.testing.assert_allclose(sb.drift(x, t), (cond - x) / (1 - t), rtol=1e-8, atol=1e-10)
+
+
+def test_simulate_marginals_match_closed_form():
+    rng, a, A, plan, sb = _closed_form_bridge()
+    x = rng.multivariate_normal(a, A, size=20_000)
+    path = sb.simulate(x, n_steps=100, rng=2)
+    assert path.shape == (101, 20_000, 2)
+    # Euler-Maruyama adds an O(h) bias; 5 standard errors plus 2 h of the scale
+    for i, t in ((50, 0.5), (100, 1.0)):
+        m, C = plan.bridge_marginal(t)
+        z = path[i]
+        se = np.sqrt(np.diag(C) / z.shape[0])
+        assert np.all(np.abs(z.mean(0) - m) < 5 * se + 0.02 * np.sqrt(np.diag(C)))
+        np.testing.assert_allclose(np.cov(z.T), C, atol=5 * np.sqrt(2 / z.shape[0]) * C.max()
+                                   + 0.02 * C.max())
+
+
+@pytest.mark.parametrize("rotated", [False, True])
+def test_sample_matches_conditional_moments(rotated):
+    from solvers.transport.benchmark import make_pair
+
+    pair = make_pair(3, 1.0, rotated=rotated, seed=1)
+    sb = pair.bridge()
+    x = np.array([[0.3, -0.2, 0.5]])
+    y = sb.sample(x, n_samples=40_000, rng=0)[0]
+    m, C = sb.conditional_moments(x)
+    _check_gaussian_sample(y, m[0], C[0])  # a mixture: CLT still holds for mean and cov
+
+
+def test_numba_sampling_matches_generic():
+    from solvers.transport.benchmark import make_pair
+
+    pair = make_pair(4, 0.5, seed=2)
+    sb = pair.bridge()
+    x = pair.sample_x0(50, rng=0)
+    p = sb._params
+    y_numba = bridge_from_parameters(sb.log_alpha, sb.r, sb.S, sb.epsilon,
+                                     backend="numba").sample(x, 7, rng=3)
+    y_generic = bridge_from_parameters(sb.log_alpha, sb.r, sb.S, sb.epsilon,
+                                       backend="numpy").sample(x, 7, rng=3)
+    assert p.kind == "diag"
+    np.testing.assert_allclose(y_numba, y_generic, rtol=1e-10, atol=1e-12)
+
+
+def test_log_weights_normalised_and_consistent():
+    from solvers.transport.benchmark import make_pair
+
+    pair = make_pair(3, 0.3, seed=0)
+    x = pair.sample_x0(20, rng=0)
+    lw = pair.bridge().log_weights(x)
+    np.testing.assert_allclose(sp_lse(lw, axis=1), 0.0, atol=1e-12)
+    from solvers.transport._lightsb_numba import log_weights_diag
+
+    sb = pair.bridge()
+    np.testing.assert_allclose(log_weights_diag(x, sb.log_alpha, sb.r, sb.S, 0.3), lw,
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_strict_namespace_matches_numpy(xp):
+    """The generic code runs on array_api_strict and gives the numpy (generic) result."""
+    rng = np.random.default_rng(5)
+    x0, x1 = rng.normal(size=(200, 3)), 2 * rng.normal(size=(200, 3)) + 1
+    kw = dict(n_components=4, maxiter=30, rng=0, batch_size=64)
+    ref = schrodinger_bridge(x0, x1, 1.0, backend="numpy", covariance="full", **kw)
+    got = schrodinger_bridge(xp.asarray(x0), xp.asarray(x1), 1.0, covariance="full", **kw)
+    np.testing.assert_allclose(to_numpy(got.S), ref.S, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got.loss, ref.loss, rtol=1e-10)
+    xq = xp.asarray(x0[:5])
+    np.testing.assert_allclose(to_numpy(got.sample(xq, rng=1)), ref.sample(x0[:5], rng=1),
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(to_numpy(got.drift(xq, 0.4)), ref.drift(x0[:5], 0.4),
+                               rtol=1e-9, atol=1e-12)
+    m, C = got.conditional_moments(xq)
+    np.testing.assert_allclose(to_numpy(C), ref.conditional_moments(x0[:5])[1], rtol=1e-9,
+                               atol=1e-12)
+    assert to_numpy(got.simulate(xq, n_steps=3, rng=0)).shape == (4, 5, 3)
+
+
+def test_full_drift_matches_diag_on_diagonal_parameters():
+    from solvers.transport.benchmark import make_pair
+
+    sb = make_pair(3, 0.7, seed=4).bridge()
+    full = bridge_from_parameters(sb.log_alpha, sb.r, np.stack([np.diag(s) for s in sb.S]), 0.7)
+    x = np.random.default_rng(0).normal(size=(6, 3))
+    for t in (0.0, 0.5, 1.0):
+        np.testing.assert_allclose(full.drift(x, t), sb.drift(x, t), rtol=1e-9, atol=1e-12)
+
+
+def test_callback_stops_and_history():
+    rng = np.random.default_rng(0)
+    x0, x1 = rng.normal(size=(100, 2)), rng.normal(size=(100, 2)) + 1
+    seen = []
+
+    def cb(res):
+        seen.append(res.nit)
+        if res.nit == 5:
+            raise StopIteration
+
+    sb = schrodinger_bridge(x0, x1, 1.0, n_components=3, maxiter=100, callback=cb, rng=0)
+    assert sb.nit == 5 and seen == [1, 2, 3, 4, 5] and sb.status == 99
+    assert sb.loss.shape == (5,)
+    seen.clear()
+    same = schrodinger_bridge(x0, x1, 1.0, n_components=3, maxiter=100, callback=cb, rng=0)
+    np.testing.assert_array_equal(same.S, sb.S)  # reproducible for one seed
+
+
+def test_bad_input():
+    rng = np.random.default_rng(0)
+    x0, x1 = rng.normal(size=(100, 2)), rng.normal(size=(100, 2))
+    with pytest.raises(ValueError, match="epsilon"):
+        schrodinger_bridge(x0, x1, 0.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        schrodinger_bridge(x0, x1, -1.0)
+    with pytest.raises(ValueError, match="same number of columns"):
+        schrodinger_bridge(x0, rng.normal(size=(100, 3)), 1.0)
+    bad = x0.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="x0 must be finite"):
+        schrodinger_bridge(bad, x1, 1.0)
+    with pytest.raises(ValueError, match="n_components=50"):
+        schrodinger_bridge(x0, x1[:20], 1.0)
+    with pytest.raises(ValueError, match="covariance"):
+        schrodinger_bridge(x0, x1, 1.0, covariance="low-rank")
+    with pytest.raises(ValueError, match="optimizer"):
+        schrodinger_bridge(x0, x1, 1.0, optimizer="sgd")
+    sb = schrodinger_bridge(x0, x1, 1.0, n_components=2, maxiter=2, rng=0)
+    with pytest.raises(ValueError, match="2 columns"):
+        sb.sample(np.zeros((3, 5)))
+    with pytest.raises(ValueError, match="t must"):
+        sb.drift(np.zeros((3, 2)), 1.5)
+    with pytest.raises(ValueError, match="finite"):
+        sb.conditional_moments(np.full((1, 2), np.inf))
