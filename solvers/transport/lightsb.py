@@ -682,7 +682,7 @@ _DEFAULT_LR = {"diag": 1e-2, "full": 1e-2}
 
 
 def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
-                       method="lightsb", optimizer="adam", batch_size=128, maxiter=None,
+                       method="lightsb", optimizer="lbfgs", batch_size=128, maxiter=None,
                        lr=None, lr_decay=0.05, validation_fraction=0.1, patience=10,
                        init_scale=1.0, rng=None, callback=None, progress=False,
                        backend="auto"):
@@ -702,9 +702,12 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
         (O(n K D^2)). Data whose conditional covariances are not axis-aligned needs
         ``"full"`` for high accuracy.
     method : {"lightsb"}
-    optimizer : {"adam", "lbfgs"}
-        Minibatch Adam (fresh minibatches from the samples each step) or full-batch L-BFGS
-        (SciPy) with early stopping on a held-out ``validation_fraction`` of both sets.
+    optimizer : {"lbfgs", "adam"}
+        Full-batch L-BFGS (SciPy) on the closed-form gradient with early stopping on a
+        held-out ``validation_fraction`` of both sets (default: measured faster or as fast
+        to the same accuracy for every epsilon tried, and far better at small epsilon), or
+        minibatch Adam (minibatches drawn from the samples each step; memory independent
+        of the sample size, the choice for data that does not fit in memory).
     batch_size : int
         Adam minibatch size per side.
     maxiter : int, optional
@@ -765,7 +768,7 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     >>> rng = np.random.default_rng(0)
     >>> x0 = rng.normal(size=(2000, 2))
     >>> x1 = 2.0 * rng.normal(size=(2000, 2)) + 1.0
-    >>> sb = schrodinger_bridge(x0, x1, 1.0, n_components=1, maxiter=1500, rng=0)
+    >>> sb = schrodinger_bridge(x0, x1, 1.0, n_components=1, rng=0)
     >>> y = sb.sample(np.zeros((4000, 2)), rng=1)
     >>> bool(np.all(np.abs(y.mean(axis=0) - 1.0) < 0.2))
     True
