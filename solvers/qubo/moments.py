@@ -230,53 +230,99 @@ def _slice_dense(q, k):
 
 # ---------------------------------------------------------------------------- sparse
 
-def _sparse_parts(q):
-    """(a, I, J, w): the strict upper triangle of W as COO triplets (duplicates summed)."""
-    import scipy.sparse as sps
+class _SparseParts:
+    """Quantities of the canonical form computed straight from a CSR ``Q`` in ``O(nnz)``.
 
-    Q = q.Q.tocoo()
-    n = Q.shape[0]
-    d = q.Q.diagonal()
-    a = d if q.c is None else d + np.asarray(q.c, dtype=np.float64)
-    off = Q.row != Q.col
-    i, j, w = Q.row[off], Q.col[off], Q.data[off]
-    lo, hi = np.minimum(i, j), np.maximum(i, j)
-    U = sps.csr_matrix((w, (lo, hi)), shape=(n, n))  # sums duplicates: W_ij = Q_ij + Q_ji
-    U.eliminate_zeros()
-    U = U.tocoo()
-    return a, U.row, U.col, U.data
+    ``W = Q + Q^T - 2 diag(Q)`` is never built: ``W v = Q v + Q^T v - 2 d v`` and
+    ``sum_{i<j} W_ij^2 v_i v_j = sum_{i!=j} Q_ij^2 v_i v_j + sum_{i!=j} Q_ij Q_ji v_i v_j``,
+    where the last sum vanishes for a triangular ``Q`` (the usual QUBO convention) and
+    equals the one before it for a symmetric ``Q``; only a general ``Q`` pays for
+    ``Q o Q^T``.
+    """
+
+    def __init__(self, q):
+        Q = q.Q
+        if not Q.has_canonical_format:
+            Q = Q.copy()
+            Q.sum_duplicates()
+        self.Q = Q
+        self.n = n = Q.shape[0]
+        self.d = Q.diagonal()
+        self.a = self.d if q.c is None else self.d + np.asarray(q.c, dtype=np.float64)
+        rows = np.repeat(np.arange(n), np.diff(Q.indptr))
+        cols = Q.indices
+        self.rows, self.cols = rows, cols
+        self.triangular = bool(np.all(cols >= rows) or np.all(cols <= rows))
+        self._cross = None
+
+    def matvec(self, v):
+        """W v."""
+        return self.Q @ v + self.Q.T @ v - 2.0 * self.d * v
+
+    def quad(self, v):
+        """v^T Q_off v = (1/2) v^T W v."""
+        return float(v @ (self.Q @ v) - np.sum(self.d * v * v))
+
+    def _pair_weights(self):
+        """Per-entry weights ``Q_ij^2 + Q_ij Q_ji`` on the off-diagonal entries (cached),
+        or None when ``Q`` needs the general ``Q o Q^T`` product."""
+        if self._cross is None:
+            data = np.where(self.rows != self.cols, self.Q.data, 0.0)
+            if self.triangular:
+                self._cross = (data * data, None)
+            else:
+                T = self.Q.T.tocsr()
+                T.sort_indices()
+                if (np.array_equal(T.indptr, self.Q.indptr)
+                        and np.array_equal(T.indices, self.Q.indices)):
+                    self._cross = (data * (data + T.data), None)  # same pattern
+                else:
+                    self._cross = (data * data, self.Q.multiply(T).tocsr())
+        return self._cross
+
+    def w2(self, v):
+        """sum_{i<j} W_ij^2 v_i v_j for a vector ``v`` or a scalar (same v everywhere)."""
+        weights, C = self._pair_weights()
+        if np.ndim(v) == 0:
+            total = float(v) ** 2 * float(np.sum(weights))
+            if C is not None:
+                total += float(v) ** 2 * (float(C.sum()) - float(np.sum(self.d ** 2)))
+            return total
+        total = float(np.dot(weights, v[self.rows] * v[self.cols]))
+        if C is not None:
+            total += float(v @ (C @ v)) - float(np.sum(self.d ** 2 * v * v))
+        return total
 
 
 def _bernoulli_sparse(q, p):
-    a, I, J, w = _sparse_parts(q)
-    n = a.shape[0]
+    sp = _SparseParts(q)
+    n = sp.n
     pv = np.full(n, p) if isinstance(p, float) else np.asarray(p, dtype=np.float64)
     v = pv * (1.0 - pv)
-    Wp = np.bincount(I, w * pv[J], minlength=n) + np.bincount(J, w * pv[I], minlength=n)
-    g = a + Wp
-    mean = q.offset + a @ pv + np.sum(w * pv[I] * pv[J])
-    var = np.sum(v * g * g) + np.sum(w * w * v[I] * v[J])
+    g = sp.a + sp.matvec(pv)
+    mean = q.offset + sp.a @ pv + sp.quad(pv)
+    var = np.sum(v * g * g) + sp.w2(p * (1.0 - p) if isinstance(p, float) else v)
     return mean, var
 
 
 def _slice_sparse(q, k):
-    a, I, J, w = _sparse_parts(q)
-    n = a.shape[0]
+    sp = _SparseParts(q)
+    n = sp.n
     p1, p2, c1, c2 = _slice_coefs(k, n)
-    r = np.bincount(I, w, minlength=n) + np.bincount(J, w, minlength=n)
+    ones = np.ones(n)
+    r = sp.matvec(ones)
     R = float(r.sum())
-    mean = q.offset + p1 * a.sum() + 0.5 * p2 * R
+    mean = q.offset + p1 * sp.a.sum() + 0.5 * p2 * R
     if n > 2:
         u = (r - R / (2 * n - 2)) / (n - 2)
-        s = u[I] + u[J]
-        # ||M||_F^2 = sum_{i != j} (u_i + u_j)^2 + 2 sum_{i<j, W_ij != 0} W_ij (W_ij - 2 (u_i + u_j))
-        base = 2.0 * (n - 2) * (u @ u) + 2.0 * u.sum() ** 2
-        m_sq = base + 2.0 * np.sum(w * (w - 2.0 * s))
+        # ||M||_F^2 = sum_{i != j} (W_ij - u_i - u_j)^2
+        #           = 2 sum_{i<j} W_ij^2 - 4 u^T r + 2 (n - 2) |u|^2 + 2 (1^T u)^2
+        m_sq = 2.0 * sp.w2(1.0) - 4.0 * (u @ r) + 2.0 * (n - 2) * (u @ u) + 2.0 * u.sum() ** 2
         m_term = 0.5 * c2 * max(m_sq, 0.0)
     else:
         u = np.zeros(n)
         m_term = 0.0
-    b = a + (k - 1) * u
+    b = sp.a + (k - 1) * u
     g = b - b.mean()
     var = c1 * (g @ g) + m_term
     return mean, var
