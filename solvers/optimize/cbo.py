@@ -601,10 +601,11 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
                 bar.update(1, fun=best_f)
                 if callback is not None:
                     ib = int(cx.argmin(BF))
+                    pop = X_eval.copy() if use_numba else X_eval
                     if call_callback(callback, x=be.to_input(BX[ib, :]), fun=best_f, nit=nit,
-                                     nfev=nfev, consensus=be.to_input(C),
-                                     population=be.to_input(X_eval if not use_numba
-                                                                  else X_eval.copy()),
+                                     nfev=nfev,
+                                     consensus=be.to_input(C[0, ...] if M == 1 else C),
+                                     population=be.to_input(pop[0, ...] if M == 1 else pop),
                                      alpha=alpha_used):
                         status = STOPPED_BY_CALLBACK[0]
                         break
