@@ -192,3 +192,28 @@ def local_fit(C, y, cand, n, w_thr, max_parents, out_parents, out_coefs):
         out_parents[q] = sel[q]
         out_coefs[q] = coefs[q]
     return rss, s
+
+
+@jit
+def add_gain(C, w, v, parents, coefs):
+    """Drop in residual variance of ``w`` if ``v`` joined its ``parents`` (0 if degenerate).
+
+    Mirrors ``refine._State.would_add``'s numpy arithmetic.
+    """
+    s = parents.shape[0]
+    cxy = C[v, w]
+    cxx = C[v, v]
+    if s > 0:
+        A = np.empty((s, s))
+        b = np.empty(s)
+        for q in range(s):
+            b[q] = C[v, parents[q]]
+            cxy -= b[q] * coefs[q]
+            for r in range(s):
+                A[q, r] = C[parents[q], parents[r]]
+        u = np.linalg.solve(A, b)
+        for q in range(s):
+            cxx -= b[q] * u[q]
+    if cxx <= 1e-10 * C[v, v]:
+        return 0.0
+    return cxy * cxy / cxx

@@ -101,6 +101,7 @@ def _fitter(use_numba):
                            int(max_parents), out_p, out_c)
         return float(rss), out_p[:m].copy(), out_c[:m].copy()
 
+    fit.numba = True
     return fit
 
 
@@ -119,6 +120,11 @@ class _State:
         d = C.shape[0]
         self.d = d
         self._cache = {}
+        self.add_gain = None
+        if getattr(fit, "numba", False):
+            from ._cosmo_numba import add_gain
+
+            self.add_gain = add_gain
         self.order = [int(v) for v in order]
         self.rss = np.zeros(d)
         self.parents = [None] * d
@@ -149,14 +155,41 @@ class _State:
     def score(self):
         return self.score_of(self.total, self.n_edges)
 
-    def try_order(self, new_order, changed, lost=None):
-        """Evaluate ``new_order`` refitting ``changed`` nodes (and the ``lost`` ones that had
-        the moved node as a parent); return (score, updates) without applying."""
+    def would_add(self, w, v):
+        """Whether ``v`` passes the BIC test as an extra parent of ``w`` (given its current
+        parents): a cheap screen before refitting a node that gains a candidate."""
+        C = self.C
+        P = self.parents[w]
+        if self.add_gain is not None:
+            g = self.add_gain(C, w, v, P, self.coefs[w])
+        else:
+            cxy = C[v, w]
+            cxx = C[v, v]
+            if P.size:
+                cvp = C[v, P]
+                cxy -= cvp @ self.coefs[w]
+                cxx -= cvp @ np.linalg.solve(C[np.ix_(P, P)], cvp)
+            if cxx <= 1e-10 * C[v, v]:
+                return False
+            g = cxy * cxy / cxx
+        rss = self.rss[w]
+        return g > 0 and self.n * math.log(rss / max(rss - g, 1e-300)) > math.log(self.n)
+
+    def try_order(self, new_order, changed, lost=None, gained=None):
+        """Evaluate ``new_order`` without applying it; return (score, updates, total, edges).
+
+        ``changed`` nodes are refit; of the ``lost = (u, nodes)`` (nodes that lose the
+        candidate ``u``), only those with ``u`` as a parent; of the ``gained = (v, nodes)``
+        (nodes that gain ``v``), only those for which ``v`` passes :meth:`would_add`.
+        """
         pos = {v: k for k, v in enumerate(new_order)}
         refit = set(changed)
         if lost is not None:
             moved, nodes = lost
             refit |= {w for w in nodes if moved in set(self.parents[w].tolist())}
+        if gained is not None:
+            moved, nodes = gained
+            refit |= {w for w in nodes if w not in refit and self.would_add(w, moved)}
         total, n_edges = self.total, self.n_edges
         updates = {}
         for v in refit:
@@ -357,7 +390,7 @@ def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
             between = order_l[a:b]
             # v just before u
             new1 = order_l[:a] + [v] + order_l[a:b] + order_l[b + 1:]
-            s1, up1, t1, e1 = state.try_order(new1, [v] + between)
+            s1, up1, t1, e1 = state.try_order(new1, [v], gained=(v, between))
             # u just after v
             between2 = order_l[a + 1:b + 1]
             new2 = order_l[:a] + between2 + [u] + order_l[b + 1:]
@@ -380,7 +413,7 @@ def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
             if a >= b:
                 continue
             new1 = order_l[:a] + [w] + order_l[a:b] + order_l[b + 1:]
-            s1, up1, t1, e1 = state.try_order(new1, [w] + order_l[a:b])
+            s1, up1, t1, e1 = state.try_order(new1, [w], gained=(w, order_l[a:b]))
             between2 = order_l[a + 1:b + 1]
             new2 = order_l[:a] + between2 + [v] + order_l[b + 1:]
             s2, up2, t2, e2 = state.try_order(new2, [v], lost=(v, between2))
