@@ -104,10 +104,10 @@ def _loss_and_grad_numba_diag(x, y, p, eps):
 
     n, m = x.shape[0], y.shape[0]
     K, D = p.r.shape
+    dt = p.r.dtype
     work = (n + m) * K * D
     nchunks = 1 if work < 400_000 else 4 * numba.get_num_threads()
     lc, lv, Sx, Sy = diag_stats(x, y, p.la, p.r, np.exp(p.q), eps, nchunks)
-    dt = p.r.dtype
     Sx, Sy = Sx.astype(dt, copy=False), Sy.astype(dt, copy=False)
     loss = lc / n - lv / m
     g_la = Sx[:, 0] / n - Sy[:, 0] / m
