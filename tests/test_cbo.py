@@ -409,6 +409,15 @@ def test_map_like_workers_match_serial():
     np.testing.assert_array_equal(futured.population, serial.population)
 
 
+@pytest.mark.slow  # starting spawn processes costs seconds on a loaded 2-core machine
+def test_process_pool_workers_match_serial():
+    kw = dict(bounds=[(-2, 2)] * 3, n_particles=6, maxiter=3, rng=9, xtol=0.0)
+    serial = minimize_cbo(np.linalg.norm, **kw)  # a picklable objective
+    pooled = minimize_cbo(np.linalg.norm, workers=2, **kw)
+    np.testing.assert_array_equal(pooled.population, serial.population)
+    assert pooled.fun == serial.fun
+
+
 def test_dask_client_map_matches_serial():
     distributed = pytest.importorskip("distributed")
     kw = dict(bounds=[(-2, 2)] * 3, n_particles=6, maxiter=5, rng=9, xtol=0.0)
