@@ -59,7 +59,7 @@ from ..lse import log_softmax, softmax, logsumexp
 from .permutations import (_onehot, _soft_sort_forward, _soft_sort_backward, _to_host,
                            hungarian, sinkhorn_vjp)
 
-__all__ = ["DPDAG"]
+__all__ = ["DPDAG", "sample_dags", "exact_edge_posterior"]
 
 _ORDER_METHODS = ("softsort", "sinkhorn")
 
@@ -113,7 +113,7 @@ class DPDAG:
     >>> A.shape, A.dtype
     ((1000, 3, 3), dtype('bool'))
     >>> model.edge_marginals().round(3)
-    array([[0.   , 0.44 , 0.49 ],
+    array([[0.   , 0.44 , 0.491],
            [0.06 , 0.   , 0.44 ],
            [0.009, 0.06 , 0.   ]])
     """
@@ -372,6 +372,97 @@ class DPDAG:
         return xp.logical_and(M, self.edge_logits > 0)
 
 
+def sample_dags(order_logits, edge_logits, n, rng=None, *, order="softsort",
+                return_orders=False, backend="auto"):
+    """Sample ``n`` DAGs from the DP-DAG model with the given parameters.
+
+    Shorthand for ``DPDAG(order_logits, edge_logits, order=order).sample_dags(...)``.
+
+    Parameters
+    ----------
+    order_logits : array, shape (d,) or (d, d)
+    edge_logits : array, shape (d, d)
+    n : int
+    rng : None, int or numpy.random.Generator
+    order : {"softsort", "sinkhorn"}
+    return_orders : bool
+    backend : {"auto", "numpy", "numba", "cupy"}
+
+    Returns
+    -------
+    A : array of bool, shape (n, d, d)
+    orders : array of int, shape (n, d), only with ``return_orders``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.dag import sample_dags, is_dag
+    >>> A = sample_dags(np.zeros(5), np.ones((5, 5)), 10, rng=0)
+    >>> A.shape, all(is_dag(a) for a in A)
+    ((10, 5, 5), True)
+    """
+    model = DPDAG(order_logits, edge_logits, order=order)
+    return model.sample_dags(n, rng, return_orders=return_orders, backend=backend)
+
+
+def exact_edge_posterior(X, W, sigma2, prior_p):
+    r"""Exact posterior edge marginals of the DP-DAG generative model, by enumeration.
+
+    The model of VI-DP-DAG: a uniform order, ``E_ij ~ Bernoulli(prior_p)`` for every
+    ordered pair, ``A = E * mask(order)`` and ``X | A ~ N(X (A * W), diag(sigma2))`` row by
+    row, with the weights ``W`` and noise variances fixed (the VI point estimates). Every
+    (order, edge set) pair is enumerated, so ``d <= 5``.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+        Data (centred internally, as in training).
+    W : ndarray, shape (d, d)
+    sigma2 : float or ndarray, shape (d,)
+    prior_p : float in (0, 1)
+
+    Returns
+    -------
+    ndarray, shape (d, d)
+        :math:`P(A_{ij} = 1 \mid X)`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.dag.dpdag import exact_edge_posterior
+    >>> X = np.random.default_rng(0).normal(size=(50, 2))
+    >>> P = exact_edge_posterior(X, np.zeros((2, 2)), 1.0, 0.3)  # W = 0: data say nothing
+    >>> P.round(6)  # the prior marginal: P(i before j) * prior_p
+    array([[0.  , 0.15],
+           [0.15, 0.  ]])
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    if d > 5:
+        raise ValueError(f"exact_edge_posterior enumerates every order and edge set; d = {d} > 5")
+    Xc = X - X.mean(axis=0)
+    C = Xc.T @ Xc
+    W = np.asarray(W, dtype=np.float64)
+    s2 = np.broadcast_to(np.asarray(sigma2, dtype=np.float64), (d,))
+    lp, l1p = math.log(prior_p), math.log1p(-prior_p)
+    logs, As = [], []
+    for order in itertools.permutations(range(d)):
+        pairs = [(order[a], order[b]) for a in range(d) for b in range(a + 1, d)]
+        for bits in itertools.product((0, 1), repeat=len(pairs)):
+            A = np.zeros((d, d))
+            for bit, (i, j) in zip(bits, pairs):
+                A[i, j] = bit
+            R = np.eye(d) - A * W
+            v = np.sum(R * (C @ R), axis=0)
+            ll = -0.5 * np.sum(v / s2) - 0.5 * n * np.sum(np.log(2 * np.pi * s2))
+            k = sum(bits)
+            logs.append(ll + k * lp + (len(pairs) - k) * l1p - math.lgamma(d + 1))
+            As.append(A)
+    logs = np.asarray(logs)
+    w = np.exp(logs - logs.max())
+    return np.tensordot(w / w.sum(), np.asarray(As), axes=1)
+
+
 # ------------------------------------------------------------------------- VI-DP-DAG
 class _Adam:
     def __init__(self, params, lr, xp, beta1=0.9, beta2=0.999, eps=1e-8):
@@ -448,13 +539,36 @@ def _elbo_grad(theta, phi, W, C, sigma2, noise, cfg, xp, hard=True):
     gphi = xp.sum(gE * E_soft * (1 - E_soft), axis=0) / cfg["tau_edges"] + g_kl
     gP = xp.matmul(U, xp.matmul(P, xp.matrix_transpose(gM))) + \
         xp.matmul(xp.matrix_transpose(U), xp.matmul(P, gM))
-    if cfg["order"] == "softsort":
+    if cfg["order"] == "softsort" and cfg.get("order_grad", "st") == "score" and hard:
+        # score-function (REINFORCE) gradient of E_q[f(pi)] with a leave-one-out baseline;
+        # f = data term (+ log q(pi) when the KL to the uniform order prior is on)
+        f = 0.5 * xp.sum(v / sigma2, axis=-1)
+        logq, glogq = _pl_logprob_grad(theta, P_hard, xp)
+        if cfg.get("order_kl", True):
+            f = f + logq
+            loss = loss + xp.mean(logq) + math.lgamma(d + 1)
+        base = (xp.sum(f) - f) / max(S - 1, 1) if S > 1 else xp.zeros_like(f)
+        gtheta = xp.sum((f - base)[:, None] * glogq, axis=0) / S
+    elif cfg["order"] == "softsort":
         gs = _soft_sort_backward(gP, P_soft, P_hard, diff, cfg["tau"], xp)
         gs = xp.sum(gs, axis=0)
         gtheta = gs - softmax(theta) * xp.sum(gs)
     else:
         gtheta = xp.sum(vjp_sk(gP), axis=0)
     return loss, (gtheta, gphi, gW), v
+
+
+def _pl_logprob_grad(theta, P, xp):
+    """Plackett-Luce log q(pi) of orders given as one-hot P (S, d, d) and its gradient
+    wrt theta, (S,) and (S, d): d/dt_m = 1 - e^{t_m} sum_{k <= m} 1 / Z_k with
+    Z_k = sum_{m' >= k} e^{t_m'} (t = theta in sampled order)."""
+    t = xp.matmul(P, theta[:, None])[..., 0]  # (S, d)
+    t = t - xp.max(theta)
+    e = xp.exp(t)
+    Z = xp.flip(xp.cumulative_sum(xp.flip(e, axis=-1), axis=-1), axis=-1)
+    logq = xp.sum(t - xp.log(Z), axis=-1)
+    gt = 1.0 - e * xp.cumulative_sum(1.0 / Z, axis=-1)
+    return logq, xp.matmul(xp.matrix_transpose(P), gt[..., None])[..., 0]
 
 
 def _draw_noise(draws, S, d, order, dtype):
@@ -494,34 +608,11 @@ def _order_score(C, order):
     return float(np.sum(np.diag(L) ** 2))
 
 
-def _refine_order(C, order, max_sweeps=100):
-    """Greedy insertion moves (take one node out, put it at another position) while the
-    order score decreases; every candidate costs one d x d Cholesky."""
-    order = [int(i) for i in order]
-    d = len(order)
-    best = _order_score(C, order)
-    for _ in range(max_sweeps):
-        improved = False
-        for k in range(d):
-            node = order[k]
-            rest = order[:k] + order[k + 1:]
-            for m in range(d):
-                if m == k:
-                    continue
-                cand = rest[:m] + [node] + rest[m:]
-                sc = _order_score(C, cand)
-                if sc < best * (1 - 1e-12):
-                    best, order, improved = sc, cand, True
-                    break
-        if not improved:
-            break
-    return np.asarray(order, dtype=np.int64), best
-
-
-def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=3e-2, tau=1.0,
+def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, tau=1.0,
                  tau_edges=1.0, prior_p=0.1, noise_variance="equal", w_l2=0.0,
                  w_threshold=0.3, refit=True, init_order="random", n_iter=20,
-                 refine=False, n_candidates=100, rng=None,
+                 order_grad="score", order_kl=True, refine=False, n_candidates=100,
+                 rng=None,
                  callback=None, progress=False, backend="auto"):
     r"""VI-DP-DAG with linear mechanisms (use via ``learn_dag(X, method="dpdag")``).
 
@@ -558,14 +649,25 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=3e-2, t
         report it when you use it.
     n_iter : int
         Sinkhorn iterations (``order="sinkhorn"``).
+    order_grad : {"score", "st"}
+        Gradient of the order logits (``order="softsort"``): the score-function estimator
+        of the Plackett-Luce expectation with a leave-one-out baseline (unbiased), or the
+        straight-through SoftSort estimator of the paper (biased: its first-order view of
+        a swap adds the reversed edge without removing the forward one, and on linear
+        data it drifts towards reversals). ``order="sinkhorn"`` always uses
+        straight-through.
+    order_kl : bool
+        Include ``KL(q(order) || uniform)`` in the objective (score-function estimate;
+        ``order_grad="score"`` only). Without it q(order) is free to collapse, as in the
+        reference code.
     refine : bool
-        After VI, search the order further (equal noise variances only): score the mode
-        order and ``n_candidates`` orders sampled from q by the total residual sum of
-        squares with all predecessors as parents (minimal at the true order for
-        equal-variance linear SEMs), improve the best by greedy insertion moves, and
-        take as support every predecessor (the refit and ``w_threshold`` then prune).
-        This is a local search outside VI; on ER2 data it is strong on its own (see the
-        user guide), so report which setting a figure used. Off by default.
+        After VI (equal noise variances only): score the mode order and
+        ``n_candidates`` orders sampled from q by the total residual sum of squares with
+        all predecessors as parents (minimal at the true order for equal-variance linear
+        SEMs), then improve the best with :func:`solvers.dag.refine.refine_order` (the
+        local search and sparse BIC refit COSMO uses). This search is outside VI and is
+        strong on its own on ER2 data (see the user guide), so say which setting a figure
+        used. Off by default.
     n_candidates : int
         Orders sampled from q for ``refine``.
     rng, callback, progress, backend
@@ -603,7 +705,9 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=3e-2, t
     cfg = {"order": order, "tau": check_positive(tau, "tau"),
            "tau_edges": check_positive(tau_edges, "tau_edges"),
            "n_iter": check_int(n_iter, "n_iter", minimum=1),
-           "prior_logit": math.log(prior_p) - math.log1p(-prior_p), "w_l2": w_l2}
+           "prior_logit": math.log(prior_p) - math.log1p(-prior_p), "w_l2": w_l2,
+           "order_grad": check_choice(order_grad, ("score", "st"), "order_grad"),
+           "order_kl": bool(order_kl)}
     Xc = X - xp.mean(X, axis=0, keepdims=True)
     C = xp.matmul(xp.matrix_transpose(Xc), Xc)
 
@@ -665,11 +769,15 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=3e-2, t
         if k:
             cands += list(host.sample_orders(k, rng=draws.spawn_seed()))
         scores = [_order_score(C_h, o) for o in cands]
-        final_order, _ = _refine_order(C_h, cands[int(np.argmin(scores))])
-        pos = np.argsort(final_order)
-        support = pos[:, None] < pos[None, :]
-    W_fin = _refit(C_h, support, np) if refit else W_vi * support
-    W_fin = np.where(np.abs(W_fin) > w_threshold, W_fin, 0.0) * support
+        from .refine import refine_order
+
+        final_order, W_fin, _ = refine_order(_to_host(X, xp), cands[int(np.argmin(scores))],
+                                             threshold=w_threshold)
+        final_order = np.asarray(final_order, dtype=np.int64)
+        W_fin = np.asarray(W_fin, dtype=np.float64)
+    else:
+        W_fin = _refit(C_h, support, np) if refit else W_vi * support
+        W_fin = np.where(np.abs(W_fin) > w_threshold, W_fin, 0.0) * support
     if not is_numpy_namespace(xp_in):
         W_out = xp_in.asarray(W_fin, dtype=X.dtype) if xp_in is xp else \
             be.to_input(xp.asarray(W_fin, dtype=X.dtype))
