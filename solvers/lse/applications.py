@@ -371,7 +371,7 @@ def semidual_ot_objective(v, X, Y, *, eps, a=None, b=None, block_size=1024):
 
 
 def semidual_ot(X, Y, *, eps, a=None, b=None, method="safe-kl", rho=0.01, batch_size=32,
-                target_batch_size=32, epochs=None, maxiter=None, lr=None, shift_lr=1.0,
+                target_batch_size=32, epochs=None, maxiter=None, lr=1.0, shift_lr=1.0,
                 average=0.5, x0=None, rng=None, callback=None, progress=False, block_size=1024):
     r"""Entropic OT from a source (sample or sampler) to a discrete target, semi-dual.
 
@@ -389,11 +389,12 @@ def semidual_ot(X, Y, *, eps, a=None, b=None, method="safe-kl", rho=0.01, batch_
         Doubly stochastic: minibatches of source points *and* of targets (drawn from
         ``b``), with one Safe-KL shift :math:`s_i` per source point, so a step costs
         ``batch_size * target_batch_size`` pairs whatever ``m``. Per pair
-        :math:`w_{ij} = 1/(\rho + e^{s_i - (v_j - C_{ij})/\varepsilon})`; the steps
+        :math:`w_{ij} = 1/(\rho + e^{s_i - (v_j - C_{ij})/\varepsilon})`, capped at
+        :math:`1/\rho`. Each sampled coordinate moves by its batch mean,
         :math:`v_j \mathrel{-}= \eta\varepsilon\,(\overline{w_{\cdot j}} - 1)`,
-        :math:`s_i \mathrel{-}= \eta_s(1 - \overline{w_{i\cdot}})` are unbiased
-        (preconditioned by :math:`1/b_j`, :math:`1/(\varepsilon a_i)`) gradient steps on
-        the Safe-KL version of the semi-dual, :math:`O(\rho)` from the exact one.
+        :math:`s_i \mathrel{-}= \eta_s(1 - \overline{w_{i\cdot}})`: in expectation a
+        diagonally rescaled gradient step on the Safe-KL semi-dual (jointly convex in
+        :math:`(v, s)`), whose fixed point is :math:`O(\rho)` from the exact potentials.
 
     Parameters
     ----------
@@ -416,9 +417,7 @@ def semidual_ot(X, Y, *, eps, a=None, b=None, method="safe-kl", rho=0.01, batch_
     maxiter : int, optional
         Steps (overrides ``epochs``; iterations for ``"lbfgs"``).
     lr : float, optional
-        Step size (dimensionless thanks to the preconditioning); default 0.2 for
-        ``"safe-kl"`` (whose capped weights reach ``1/rho``: steps above about 0.3 diverged
-        on our tests) and 1.0 for ``"sgd"``.
+        Step size, in units of ``eps`` (default 1.0).
     shift_lr : float, optional
         Step on the shifts (``"safe-kl"``): the curvature of the shift subproblem is
         :math:`\mathbb{E}\,w(1 - \rho w) \approx 1`, so 1 is a (noisy) Newton step.
@@ -524,7 +523,7 @@ def semidual_ot(X, Y, *, eps, a=None, b=None, method="safe-kl", rho=0.01, batch_
         return finish(res.x, res.nit, counter[0] * n * m, bool(res.success), res.status,
                       str(res.message))
 
-    lr = check_positive((0.2 if method == "safe-kl" else 1.0) if lr is None else lr, "lr")
+    lr = check_positive(lr, "lr")
     if method == "safe-kl":
         rho = _check_rho(rho)
     gen = check_rng(rng)
@@ -567,15 +566,15 @@ def semidual_ot(X, Y, *, eps, a=None, b=None, method="safe-kl", rho=0.01, batch_
                     s[I[fresh]] = init
                     seen[I[fresh]] = True
                 w, _ = safe_kl_terms(phi, s[I][:, None], rho)
-                gv = np.zeros(m)
-                np.add.at(gv, J, np.mean(w - 1.0, axis=0))
-                # counts of j in the batch: E[count_j] = T b_j, so gv / (T b_j) is unbiased
-                v = v - lr * eps * gv / (target_batch_size * b)
-                gs = np.zeros(n)
-                np.add.at(gs, I, 1.0 - np.mean(w, axis=1))
-                cnt = np.bincount(I, minlength=n)
-                touched = cnt > 0
-                s[touched] -= shift_lr * gs[touched] / cnt[touched]
+                # step each sampled coordinate by its own batch mean (duplicates averaged):
+                # the expected step of v_j is lr eps P(j sampled) (E_i w_ij - 1), a
+                # diagonally rescaled gradient step with the same fixed point
+                uj, inv = np.unique(J, return_inverse=True)
+                v[uj] -= lr * eps * (np.bincount(inv, weights=np.mean(w, axis=0) - 1.0)
+                                     / np.bincount(inv))
+                ui, inv = np.unique(I, return_inverse=True)
+                s[ui] -= shift_lr * (np.bincount(inv, weights=1.0 - np.mean(w, axis=1))
+                                     / np.bincount(inv))
             if avg_start is not None and k >= avg_start:
                 n_avg += 1
                 v_avg = v.copy() if v_avg is None else v_avg + (v - v_avg) / n_avg
