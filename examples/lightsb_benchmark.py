@@ -17,7 +17,7 @@ eps 0.1/1/10) on one cell. Cells not reached within ``--budget`` seconds are lis
 not run.
 
     python examples/lightsb_benchmark.py --quick
-    python examples/lightsb_benchmark.py --n 50000 --budget 1800
+    python examples/lightsb_benchmark.py --rotated --compare-adam 16 1 --budget 3900
 """
 import argparse
 import json
@@ -67,7 +67,11 @@ def main():
     ap.add_argument("--quick", action="store_true", help="D = 2 only, 5000 samples")
     ap.add_argument("--dims", type=int, nargs="+", default=[2, 16, 64, 128])
     ap.add_argument("--eps", type=float, nargs="+", default=[0.1, 1.0, 10.0])
-    ap.add_argument("--n", type=int, default=50_000, help="training samples per side")
+    ap.add_argument("--n", type=int, default=100_000, help="training samples per side")
+    ap.add_argument("--n-high-dim", type=int, default=50_000,
+                    help="training samples per side for D >= 64 (fit cost is O(n K D))")
+    ap.add_argument("--n-rotated", type=int, default=20_000,
+                    help="training samples per side for rotated pairs (full S, O(n K D^2))")
     ap.add_argument("--rotated", action="store_true", help="also rotated pairs (full S)")
     ap.add_argument("--rotated-max-dim", type=int, default=16)
     ap.add_argument("--no-sample-metric", action="store_true")
@@ -76,33 +80,40 @@ def main():
     ap.add_argument("--out", default="examples/figures/lightsb_benchmark.json")
     args = ap.parse_args()
     if args.quick:
-        args.dims, args.n = [2], 4000
+        args.dims, args.n, args.n_rotated = [2], 4000, 4000
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     start = time.perf_counter()
     rows, skipped = [], []
-    cells = [(D, eps, False) for D in args.dims for eps in args.eps]
-    if args.rotated:
-        cells += [(D, eps, True) for D in args.dims if D <= args.rotated_max_dim
-                  for eps in args.eps]
-    for D, eps, rot in cells:
-        if time.perf_counter() - start > args.budget:
-            skipped.append((D, eps, rot))
-            continue
-        row = run_cell(D, eps, args.n, rotated=rot, sample_metric=not args.no_sample_metric)
-        rows.append(row)
-        print(f"D={D:4d} eps={eps:5.1f} {'rotated/full' if rot else 'aligned/diag'}: "
-              f"cBW2-UVP exact / sample % = {fmt(row)}  (published {row['published']}; "
-              f"{row['nit']} it, {row['message']})", flush=True)
-        with open(args.out, "w") as fh:
-            json.dump(rows, fh, indent=1)
     if args.compare_adam:
         D, eps = int(args.compare_adam[0]), float(args.compare_adam[1])
+        n = args.n if D < 64 else args.n_high_dim
         for name, kw in (("lbfgs (default)", {}),
                          ("adam, reference schedule", dict(optimizer="adam", maxiter=10_000,
                                                            batch_size=128, lr_decay=1.0,
                                                            lr=REFERENCE_LR[eps]))):
-            row = run_cell(D, eps, args.n, fit_kwargs=kw, sample_metric=False)
-            print(f"compare D={D} eps={eps} {name}: {fmt(row)}", flush=True)
+            row = run_cell(D, eps, n, fit_kwargs=kw, sample_metric=False)
+            print(f"compare D={D} eps={eps} n={n} {name}: {fmt(row)} ({row['nit']} it)",
+                  flush=True)
+    # cheap cells first, so a budget cut drops the expensive high-dimensional ones
+    low = [D for D in args.dims if D < 64]
+    high = [D for D in args.dims if D >= 64]
+    rot_dims = [D for D in args.dims if D <= args.rotated_max_dim] if args.rotated else []
+    cells = [(D, eps, False) for D in low for eps in args.eps]
+    cells += [(D, eps, True) for D in rot_dims if D <= 2 for eps in args.eps]
+    cells += [(D, eps, False) for D in high for eps in args.eps]
+    cells += [(D, eps, True) for D in rot_dims if D > 2 for eps in args.eps]
+    for D, eps, rot in cells:
+        if time.perf_counter() - start > args.budget:
+            skipped.append((D, eps, rot))
+            continue
+        n = args.n_rotated if rot else (args.n if D < 64 else args.n_high_dim)
+        row = run_cell(D, eps, n, rotated=rot, sample_metric=not args.no_sample_metric)
+        rows.append(row)
+        print(f"D={D:4d} eps={eps:5.1f} n={n} {'rotated/full' if rot else 'aligned/diag'}: "
+              f"cBW2-UVP exact / sample % = {fmt(row)}  (published {row['published']}; "
+              f"{row['nit']} it, {row['message']})", flush=True)
+        with open(args.out, "w") as fh:
+            json.dump(rows, fh, indent=1)
 
     print("\n| pair | eps | " + " | ".join(f"D={D}" for D in args.dims) + " |")
     print("|---|---|" + "---|" * len(args.dims))
