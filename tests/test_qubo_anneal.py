@@ -292,3 +292,24 @@ def test_cupy_backend_matches_numba():
     assert isinstance(res.samples, cupy.ndarray)
     stat, limit = _gibbs_counts_test(OptimizeResult(samples=res.samples.get()), Q4, c4, 0.7)
     assert stat < limit
+
+
+def test_float32_couplings_path():
+    """The float32-coupling sweeps (default for dense n >= 256) end in exact float64 descent."""
+    rng = np.random.default_rng(30)
+    n = 300
+    Q = rng.normal(size=(n, n))
+    kw = dict(n_reads=3, n_sweeps=20, rng=4)
+    a = minimize_qubo(Q, **kw)
+    b = minimize_qubo(Q, coupling_dtype="float64", **kw)
+    np.testing.assert_allclose(a.energies, energy(Q, np.zeros(n), 0.0, a.samples), rtol=1e-12)
+    assert abs(a.fun - b.fun) <= 0.01 * abs(b.fun)  # same algorithm, perturbed decisions
+    for x in a.samples[:1]:  # a 1-flip local minimum in exact arithmetic
+        base = energy(Q, np.zeros(n), 0.0, x[None])[0]
+        flips = np.tile(x, (n, 1))
+        flips[np.arange(n), np.arange(n)] ^= 1
+        assert np.all(energy(Q, np.zeros(n), 0.0, flips) >= base - 1e-9)
+    with pytest.raises(ValueError, match="coupling_dtype"):
+        minimize_qubo(Q, coupling_dtype="float16")
+    s = minimize_qubo(sps.csr_matrix(Q * (np.abs(Q) > 2.5)), coupling_dtype="float32", **kw)
+    assert np.isfinite(s.fun)
