@@ -507,7 +507,12 @@ def _elbo_grad(theta, phi, W, C, sigma2, noise, cfg, xp, hard=True):
     off = _offdiag(d, xp, dtype)
     U = xp.astype(xp.arange(d)[:, None] < xp.arange(d)[None, :], dtype)
     # order
-    if cfg["order"] == "softsort":
+    score = cfg["order"] == "softsort" and cfg.get("order_grad", "st") == "score" and hard
+    if score:  # the relaxation is not needed: only the hard orders and their log q
+        s = theta[None, :] + noise["g"]
+        P_hard = _onehot(xp.argsort(s, axis=-1, descending=True, stable=True), d, xp, dtype)
+        P = P_hard
+    elif cfg["order"] == "softsort":
         s = log_softmax(theta)[None, :] + noise["g"]
         P_soft, P_hard, diff = _soft_sort_forward(s, cfg["tau"], d, xp)
         P = P_hard if hard else P_soft
@@ -537,9 +542,10 @@ def _elbo_grad(theta, phi, W, C, sigma2, noise, cfg, xp, hard=True):
     gE = gA * M
     gM = gA * E * off
     gphi = xp.sum(gE * E_soft * (1 - E_soft), axis=0) / cfg["tau_edges"] + g_kl
-    gP = xp.matmul(U, xp.matmul(P, xp.matrix_transpose(gM))) + \
-        xp.matmul(xp.matrix_transpose(U), xp.matmul(P, gM))
-    if cfg["order"] == "softsort" and cfg.get("order_grad", "st") == "score" and hard:
+    if not score:
+        gP = xp.matmul(U, xp.matmul(P, xp.matrix_transpose(gM))) + \
+            xp.matmul(xp.matrix_transpose(U), xp.matmul(P, gM))
+    if score:
         # score-function (REINFORCE) gradient of E_q[f(pi)] with a leave-one-out baseline;
         # f = data term (+ log q(pi) when the KL to the uniform order prior is on)
         f = 0.5 * xp.sum(v / sigma2, axis=-1)
