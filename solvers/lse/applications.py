@@ -218,7 +218,7 @@ def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=
 
     References
     ----------
-    .. [1] H. Hu, L. J. Hong, "Kullback-Leibler divergence constrained distributionally
+    .. [1] Z. Hu, L. J. Hong, "Kullback-Leibler divergence constrained distributionally
        robust optimization", Optimization Online, 2013.
     .. [2] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
        optimization of LogSumExp", arXiv:2509.24894, 2025.
