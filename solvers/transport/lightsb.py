@@ -391,6 +391,10 @@ class SchrodingerBridgeResult(OptimizeResult):
         array, shape (n, K) or (K,)
         """
         x, p, xp, be, one = self._prep(x)
+        if be.name == "numba" and p.kind == "diag":
+            from ._lightsb_numba import log_weights_diag
+
+            return self._out(log_weights_diag(x, p.la, p.r, xp.exp(p.q), self.epsilon), be, one)
         logits = _logits_c(x, p, xp, self.epsilon)
         lse = logsumexp(logits, axis=1, backend=self._lse_backend(be))
         return self._out(logits - lse[:, None], be, one)
