@@ -333,3 +333,30 @@ def test_callback_stops_and_options_checked():
     bad = minimize_logsumexp(lambda x, b: (b * np.nan, b[:, None]), np.zeros(1), a,
                              maxiter=3)
     assert not bad.success and "non-finite" in bad.message
+
+
+def test_options_schedule_sgd_last_iterate_float32_progress(capsys):
+    a, phi, x_star = _quadratic_problem(np)
+    seen_rho = []
+    res = minimize_logsumexp(phi, np.zeros(1), a, rho=lambda k: seen_rho.append(k) or
+                             0.1 / math.sqrt(1 + k), batch_size=32, epochs=3, lr=0.05,
+                             rng=0, average=None)
+    assert seen_rho[:3] == [0, 1, 2] and res.rho == pytest.approx(0.1 / math.sqrt(res.nit))
+    assert np.array_equal(res.x, res.x_last)
+    sgd = minimize_logsumexp(phi, np.zeros(1), a, optimizer="sgd", lr=0.2, batch_size=32,
+                             epochs=3, rng=0)
+    assert abs(sgd.x[0] - x_star) < 0.05
+    r32 = minimize_logsumexp(phi, np.zeros(1, dtype=np.float32), a.astype(np.float32),
+                             batch_size=32, epochs=2, lr=0.05, rng=0, progress=True)
+    assert r32.x.dtype == np.float32 and abs(float(r32.x[0]) - x_star) < 0.05
+    assert "minimize_logsumexp" in capsys.readouterr().err
+
+
+def test_kl_dro_on_every_namespace(xp):
+    from solvers.lse.applications import dro_dataset, kl_dro
+
+    X, y = dro_dataset(2000, 3, "logistic", rng=0)
+    ref = kl_dro(X, y, lam=1.0, loss="logistic", epochs=2, rng=0, backend="numpy")
+    got = kl_dro(xp.asarray(X), xp.asarray(y), lam=1.0, loss="logistic", epochs=2, rng=0)
+    np.testing.assert_allclose(to_numpy(got.x), ref.x, rtol=1e-10)
+    assert got.fun == pytest.approx(ref.fun, rel=1e-12)

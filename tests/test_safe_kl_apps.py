@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 from scipy.optimize import check_grad
 
-import solvers
 from solvers.lse.applications import (dro_dataset, kl_dro, kl_dro_objective, kl_dro_losses,
                                       semidual_ot, semidual_ot_objective)
 

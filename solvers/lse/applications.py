@@ -17,14 +17,11 @@ import numpy as np
 from scipy.optimize import minimize as scipy_minimize
 
 from .._lib.namespace import array_namespace, is_numpy_namespace
-from .._lib.backend import resolve_backend
-from .._lib.rng import Draws
 from .._lib.results import OptimizeResult, call_callback, Progress, STOPPED_BY_CALLBACK
 from .._lib.validation import (as_float_array, check_choice, check_finite, check_int,
                                check_positive)
 from .logsumexp import logsumexp, softmax
-from .matmul import logsumexp_matmul
-from .safe_kl import minimize_logsumexp, safe_kl_terms, _check_rho, _Adam
+from .safe_kl import minimize_logsumexp, safe_kl_terms, _check_rho
 
 __all__ = ["kl_dro", "kl_dro_objective", "kl_dro_losses", "dro_dataset", "semidual_ot",
            "semidual_ot_objective"]
