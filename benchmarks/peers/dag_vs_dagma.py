@@ -57,6 +57,7 @@ def main():
     parser.add_argument("--no-dagma", action="store_true")
     parser.add_argument("--methods", nargs="+", default=None,
                         help="subset of cosmo, cosmo-plain, dagma")
+    parser.add_argument("--verbose", action="store_true", help="print every fit")
     parser.add_argument("--json", default=None, help="write all per-seed rows to this file")
     args = parser.parse_args()
     _pin()
@@ -97,6 +98,9 @@ def main():
                            "standardize": args.standardize, **acc}
                     res[m].append(row)
                     rows.append(row)
+                    if args.verbose:
+                        print(f"    seed {seed} {m:>12} SHD {acc['shd']:4d} TPR {acc['tpr']:.3f} "
+                              f"FDR {acc['fdr']:.3f} {sec:8.2f}s", flush=True)
             for m in methods:
                 r = res[m]
                 print(f"{graph:>5} {d:>4} {m:>12} {np.mean([x['shd'] for x in r]):6.1f} "
