@@ -360,3 +360,26 @@ def test_kl_dro_on_every_namespace(xp):
     got = kl_dro(xp.asarray(X), xp.asarray(y), lam=1.0, loss="logistic", epochs=2, rng=0)
     np.testing.assert_allclose(to_numpy(got.x), ref.x, rtol=1e-10)
     assert got.fun == pytest.approx(ref.fun, rel=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_numba_step_kernel_matches_generic(dtype):
+    from solvers.lse._safe_kl_numba import step_terms
+
+    rng = np.random.default_rng(8)
+    values = (rng.normal(size=50) * 30).astype(dtype)
+    values[:4] = [np.inf, -np.inf, 1e4, -1e4]
+    jac = rng.normal(size=(50, 3)).astype(dtype)
+    s, rho = dtype(2.0), 0.05
+    w, h = safe_kl_terms(values, s, rho)
+    gx, mean_w, mean_h = step_terms(values, jac, s, rho)
+    assert w[0] == pytest.approx(1 / rho) and w[1] == 0.0 and h[1] == 0.0
+    rtol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(gx, (w @ jac) / 50, rtol=rtol, atol=rtol)
+    assert gx.dtype == dtype
+    assert mean_w == pytest.approx(float(np.mean(w, dtype=np.float64)), rel=rtol)
+    # h is +inf for an infinite exponent in both
+    assert np.isinf(h[0]) and np.isinf(mean_h)
+    values[5] = np.nan
+    gx, mean_w, _ = step_terms(values, jac, s, rho)
+    assert np.isnan(mean_w) and np.all(np.isnan(gx))
