@@ -136,8 +136,18 @@ def _loss_and_grad(x, y, p, eps, xp, lse_backend, chunk=None, use_numba=False):
     chunk = max(n, m) if chunk is None else chunk
     Linv = None
     if p.kind == "full":
+        # quadratic forms as GEMMs on vec(x x^T): x^T M x = vec(x x^T) . vec(M)
         eye = xp.eye(D, dtype=dtype)
         Linv = xp.linalg.solve(p.q, xp.broadcast_to(eye, p.q.shape))
+        S_inv = xp.matrix_transpose(Linv) @ Linv                       # (K, D, D)
+        S_flat_t = xp.matrix_transpose(xp.reshape(p.q @ xp.matrix_transpose(p.q), (K, D * D)))
+        P_flat_t = xp.matrix_transpose(xp.reshape(S_inv, (K, D * D)))
+        Pr = xp.squeeze(S_inv @ p.r[:, :, None], axis=-1)              # (K, D)
+        v_const = (p.la - 0.5 * D * (_LOG_2PI + math.log(eps))
+                   - xp.sum(xp.log(xp.abs(xp.linalg.diagonal(p.q))), axis=1)
+                   - xp.sum(p.r * Pr, axis=1) / (2.0 * eps))
+        r_t2 = xp.matrix_transpose(p.r) / eps
+        Pr_t2 = xp.matrix_transpose(Pr) / eps
     # accumulators
     loss = 0.0
     g_la = xp.zeros((K,), dtype=dtype)
@@ -152,7 +162,12 @@ def _loss_and_grad(x, y, p, eps, xp, lse_backend, chunk=None, use_numba=False):
         syy = xp.zeros((K, D, D), dtype=dtype)
     for start in range(0, n, chunk):
         xb = x[start:min(start + chunk, n), :]
-        w, lse = _softmax_rows(_logits_c(xb, p, xp, eps), xp, lse_backend)
+        if p.kind == "full":
+            xx = xp.reshape(xb[:, :, None] * xb[:, None, :], (xb.shape[0], D * D))
+            w, lse = _softmax_rows(p.la + (xx @ S_flat_t) / (2.0 * eps) + xb @ r_t2, xp,
+                                   lse_backend)
+        else:
+            w, lse = _softmax_rows(_logits_c(xb, p, xp, eps), xp, lse_backend)
         loss = loss + xp.sum(lse) / n
         g_la = g_la + xp.sum(w, axis=0) / n
         wt = xp.matrix_transpose(w)
@@ -160,10 +175,15 @@ def _loss_and_grad(x, y, p, eps, xp, lse_backend, chunk=None, use_numba=False):
         if p.kind == "diag":
             sxx = sxx + wt @ (xb * xb)
         else:
-            sxx = sxx + xp.matrix_transpose(wt[:, :, None] * xb[None, :, :]) @ xb
+            sxx = sxx + xp.reshape(wt @ xx, (K, D, D))
     for start in range(0, m, chunk):
         yb = y[start:min(start + chunk, m), :]
-        u, lse = _softmax_rows(_logits_v(yb, p, xp, eps, Linv), xp, lse_backend)
+        if p.kind == "full":
+            yy = xp.reshape(yb[:, :, None] * yb[:, None, :], (yb.shape[0], D * D))
+            u, lse = _softmax_rows(v_const - (yy @ P_flat_t) / (2.0 * eps) + yb @ Pr_t2, xp,
+                                   lse_backend)
+        else:
+            u, lse = _softmax_rows(_logits_v(yb, p, xp, eps), xp, lse_backend)
         loss = loss - xp.sum(lse) / m
         g_la = g_la - xp.sum(u, axis=0) / m
         ut = xp.matrix_transpose(u)
@@ -172,13 +192,12 @@ def _loss_and_grad(x, y, p, eps, xp, lse_backend, chunk=None, use_numba=False):
         if p.kind == "diag":
             syy = syy + ut @ (yb * yb)
         else:
-            syy = syy + xp.matrix_transpose(ut[:, :, None] * yb[None, :, :]) @ yb
+            syy = syy + xp.reshape(ut @ yy, (K, D, D))
     r = p.r
     if p.kind == "diag":
         return _grad_diag(loss, g_la, sx, sxx, sy, syy, cu, p, eps, n, m, xp)
     else:
         L = p.q
-        S_inv = xp.matrix_transpose(Linv) @ Linv                       # (K, D, D)
         resid = sy - cu[:, None] * r                                   # sum u (y - r)
         g_r = sx / (n * eps) - xp.squeeze(S_inv @ resid[:, :, None], axis=-1) / (m * eps)
         outer_ry = r[:, :, None] * sy[:, None, :]
@@ -848,7 +867,7 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
             p0, p1 = draws.permutation(x0.shape[0]), draws.permutation(x1.shape[0])
             x0v, x0 = xp.take(x0, p0[:n0v], axis=0), xp.take(x0, p0[n0v:], axis=0)
             x1v, x1 = xp.take(x1, p1[:n1v], axis=0), xp.take(x1, p1[n1v:], axis=0)
-        chunk = max(256, int(2 ** 22 // max(K * D * (D if covariance == "full" else 1), 1)))
+        chunk = max(256, int(2 ** 21 // max((K + 2) * D * (D if covariance == "full" else 1), 1)))
         params, history, nit, status, message = _lbfgs(
             x0, x1, params, epsilon, xp, maxiter=maxiter, lse_backend=lse_backend,
             callback=callback, progress=progress, chunk=chunk, x0_val=x0v, x1_val=x1v,
