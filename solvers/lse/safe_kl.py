@@ -422,12 +422,15 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
     callback : callable, optional
         ``callback(intermediate_result)`` after every step, with fields ``x`` (the
         returned iterate so far: the running average once it started), ``x_last``, ``s``,
-        ``nit``, ``nfev``, ``epoch`` and ``fun`` (the minibatch estimate). Raise
+        ``nit``, ``nfev``, ``epoch`` (terms drawn / ``n``; for a sampler, / ``epoch_size``
+        or, without it, / ``batch_size``) and ``fun`` (the minibatch estimate). Raise
         ``StopIteration`` to stop.
     progress : bool, optional
         Show a progress bar on stderr.
     backend : {"auto", "numpy", "numba", "cupy"}, optional
         Kernel for the per-batch weights and gradient (Numba on numpy input by default).
+        With ``"cupy"``, ``x0`` and ``data`` are moved to the GPU and ``phi`` receives cupy
+        arrays.
 
     Returns
     -------
@@ -584,7 +587,6 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
                              nfev=nit * batch_size, epoch=epoch, fun=fun_k):
                 status, message = STOPPED_BY_CALLBACK
                 break
-    nit = len(history["nit"]) and history["nit"][-1]
     nit = k + 1 if status != 2 else k
     x_ret = x_avg if x_avg is not None else x
     return OptimizeResult(
