@@ -142,12 +142,14 @@ def _evaluate(geom, state, beta, xp, lse_backend, rows, with_step):
         sub = tuple(s[a:b, ...] for s in state)
         scores = geom.scores(sub, beta)
         logits = beta * scores
-        E = -logsumexp(logits, axis=1, backend=lse_backend) / beta
+        lse = logsumexp(logits, axis=1, backend=lse_backend)
+        E = -lse / beta
         off = geom.energy_offset(sub)
         parts_E.append(E if off is None else E + off)
         parts_idx.append(xp.argmax(scores, axis=1))
         if with_step:
-            new, step2 = geom.step(sub, softmax(logits, axis=1))
+            # Gibbs weights from the log-partition already computed (one exp pass)
+            new, step2 = geom.step(sub, xp.exp(logits - lse[:, None]))
             parts_new.append(new)
             parts_step.append(step2)
     cat = (lambda parts: parts[0] if len(parts) == 1 else xp.concat(parts, axis=0))
