@@ -91,7 +91,7 @@ def main():
     args = ap.parse_args()
     n = 30 if args.quick else 80
     instances = args.instances or (1 if args.quick else 5)
-    weights = 21 if args.quick else 41
+    weights = 15 if args.quick else 41
     solver = dict(n_reads=8, n_sweeps=200 if args.quick else 1000)
     builders = [("bisection: cut vs imbalance", partition_problem),
                 ("portfolio: -return vs risk", portfolio_problem),
