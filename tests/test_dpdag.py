@@ -416,3 +416,26 @@ def test_vi_dpdag_er2_d20():
     assert res.is_dag() and shd(B, res.adjacency) <= 2
     res = learn_dag(X, method="dpdag", rng=0, max_iter=1500)
     assert res.is_dag() and shd(B, res.adjacency) < int(B.sum())  # beats the empty graph
+
+
+def test_numba_serial_and_parallel_kernels_agree():
+    from solvers.dag import _dpdag_numba as kern
+
+    rng = np.random.default_rng(9)
+    d, n = 12, 300
+    model = DPDAG(rng.normal(size=d), rng.normal(size=(d, d)))
+    th = model._thresholds()
+    outs = []
+    for f in (kern.sample_dags_serial, kern.sample_dags_parallel):
+        out, orders = np.zeros((n, d, d), np.uint8), np.empty((n, d), np.int64)
+        f(np.asarray(model.order_logits), th, n, 12345, out, orders)
+        outs.append((out, orders))
+    np.testing.assert_array_equal(outs[0][0], outs[1][0])
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+    o = outs[0][1]
+    res = []
+    for f in (kern.dags_from_orders_serial, kern.dags_from_orders_parallel):
+        out = np.zeros((n, d, d), np.uint8)
+        f(o, th, 7, out)
+        res.append(out)
+    np.testing.assert_array_equal(res[0], res[1])

@@ -41,42 +41,84 @@ def _order_one(theta, state, keys):
     return state, np.argsort(keys)
 
 
+@jit
+def _one_dag(b, theta, thresholds, base, out, orders):
+    d = theta.shape[0]
+    state = base + np.uint64(b) * _GOLDEN
+    state, _ = _next(state)  # decorrelate neighbouring streams
+    keys = np.empty(d)
+    state, order = _order_one(theta, state, keys)
+    for k in range(d):
+        orders[b, k] = order[k]
+    _edges(b, order, thresholds, state, out)
+
+
+@jit
+def _edges(b, order, thresholds, state, out):
+    d = order.shape[0]
+    for k in range(d - 1):
+        i = order[k]
+        for m in range(k + 1, d):
+            j = order[m]
+            state, z = _next(state)
+            # branch-free store: the comparison is a coin flip the predictor cannot learn
+            out[b, i, j] = (z >> _S11) < thresholds[i, j]
+
+
 @jit_parallel
-def sample_dags(theta, thresholds, n, seed, out, orders):
+def sample_dags_parallel(theta, thresholds, n, seed, out, orders):
     """Fill ``out`` (n, d, d) uint8 (zeroed) with DAGs and ``orders`` (n, d) int64.
 
     theta : (d,) float64 order log-weights; thresholds : (d, d) uint64 ``floor(q 2^53)``.
     """
-    d = theta.shape[0]
     base = np.uint64(seed)
     for b in prange(n):
-        state = base + np.uint64(b) * _GOLDEN
-        state, _ = _next(state)  # decorrelate neighbouring streams
-        keys = np.empty(d)
-        state, order = _order_one(theta, state, keys)
-        for k in range(d):
-            orders[b, k] = order[k]
-        for k in range(d - 1):
-            i = order[k]
-            for m in range(k + 1, d):
-                j = order[m]
-                state, z = _next(state)
-                if (z >> _S11) < thresholds[i, j]:
-                    out[b, i, j] = 1
+        _one_dag(b, theta, thresholds, base, out, orders)
+
+
+@jit
+def sample_dags_serial(theta, thresholds, n, seed, out, orders):
+    """Serial twin of :func:`sample_dags_parallel` (same streams, same output)."""
+    base = np.uint64(seed)
+    for b in range(n):
+        _one_dag(b, theta, thresholds, base, out, orders)
 
 
 @jit_parallel
-def dags_from_orders(orders, thresholds, seed, out):
-    """Edges for given orders (used with the Sinkhorn order sampler): same edge stream."""
-    n, d = orders.shape
+def dags_from_orders_parallel(orders, thresholds, seed, out):
+    """Edges for given orders (the Sinkhorn order sampler): same per-sample streams."""
     base = np.uint64(seed)
-    for b in prange(n):
+    for b in prange(orders.shape[0]):
         state = base + np.uint64(b) * _GOLDEN
         state, _ = _next(state)
-        for k in range(d - 1):
-            i = orders[b, k]
-            for m in range(k + 1, d):
-                j = orders[b, m]
-                state, z = _next(state)
-                if (z >> _S11) < thresholds[i, j]:
-                    out[b, i, j] = 1
+        _edges(b, orders[b], thresholds, state, out)
+
+
+@jit
+def dags_from_orders_serial(orders, thresholds, seed, out):
+    base = np.uint64(seed)
+    for b in range(orders.shape[0]):
+        state = base + np.uint64(b) * _GOLDEN
+        state, _ = _next(state)
+        _edges(b, orders[b], thresholds, state, out)
+
+
+#: below this many pair draws in one call the serial kernel runs (thread start-up and
+#: barrier costs dominate small batches; measured on 2 busy cores)
+PARALLEL_MIN_PAIRS = 2_000_000
+
+
+def sample_dags(theta, thresholds, n, seed, out, orders):
+    d = theta.shape[0]
+    if n * d * (d - 1) // 2 >= PARALLEL_MIN_PAIRS:
+        sample_dags_parallel(theta, thresholds, n, seed, out, orders)
+    else:
+        sample_dags_serial(theta, thresholds, n, seed, out, orders)
+
+
+def dags_from_orders(orders, thresholds, seed, out):
+    n, d = orders.shape
+    if n * d * (d - 1) // 2 >= PARALLEL_MIN_PAIRS:
+        dags_from_orders_parallel(orders, thresholds, seed, out)
+    else:
+        dags_from_orders_serial(orders, thresholds, seed, out)
