@@ -13,7 +13,8 @@ weights ``w f1/s1 + (1 - w) f2/s2`` with simulated annealing (``solvers.minimize
 The scales ``s_k`` are 1 (unscaled), the largest coefficient (max-abs, dimod's
 ``normalize``) or the exact standard deviation under uniform random assignments (unit
 variance). For every problem and instance the fronts are plotted and the hypervolumes
-printed, normalized with the ideal/nadir box of all points found, reference 1.1.
+printed, normalized with the ideal/nadir box of the combined front of all three sweeps,
+reference point 1.1 (so 1.21 is the most possible).
 
     python examples/qubo_multiobjective.py [--quick]
 """
@@ -77,6 +78,7 @@ def run(name, objectives, penalty, measure, weights, solver, seed):
                            rng=seed, **measure, **solver)
         out[method] = (res, time.perf_counter() - t)
     pts = np.vstack([r.objective_values for r, _ in out.values()])
+    pts = pts[pareto_front(pts)]  # the box of the combined front, not of dominated points
     ideal, nadir = pts.min(axis=0), pts.max(axis=0)
     span = np.where(nadir > ideal, nadir - ideal, 1.0)
     ref = np.full(2, 1.1)

@@ -172,3 +172,16 @@ def test_sweep_with_cardinality_penalty():
             assert np.any(np.all(np.isclose(exact, y, atol=1e-9), axis=1)), y
     with pytest.raises(ValueError, match="penalty_scale"):
         pareto_sweep([f1, f2], penalty=penalty, penalty_scale=-1.0)
+
+
+def test_min_weight_gives_pareto_optimal_extremes():
+    n = 8
+    f1 = (np.zeros((n, n)), -np.eye(n)[0])            # only bit 0 matters
+    f2 = (np.zeros((n, n)), np.r_[0.0, np.ones(n - 1)])  # the others should be off
+    W = np.array([[1.0, 0.0], [0.0, 1.0]])
+    res = pareto_sweep([f1, f2], weights=W, rng=0, n_reads=4, n_sweeps=50)
+    assert res.objective_values[0].tolist() == [-1.0, 0.0]
+    loose = pareto_sweep([f1, f2], weights=W, rng=0, n_reads=4, n_sweeps=50, min_weight=0.0)
+    assert loose.objective_values[0, 0] == -1.0  # weakly optimal: f2 is left to chance
+    with pytest.raises(ValueError, match="min_weight"):
+        pareto_sweep([f1, f2], weights=W, min_weight=2.0)

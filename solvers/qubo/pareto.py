@@ -147,8 +147,8 @@ def weight_grid(n_objectives, n_weights):
 
 
 def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=None,
-                 vartype="binary", penalty=None, penalty_scale="relative", reference=None,
-                 rng=None, **solver_options):
+                 vartype="binary", penalty=None, penalty_scale="relative", min_weight=1e-3,
+                 reference=None, rng=None, **solver_options):
     r"""Solve the weighted sums of scaled objectives over a weight grid; return the front.
 
     For every weight vector ``w`` the scalarized QUBO ``sum_k w_k f_k / s_k`` (``s_k`` from
@@ -177,6 +177,11 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
         energy change one flip can cause in the weighted scaled objective,
         ``max_i (|a_i| + sum_j |W_ij|)``, so no single flip gains by leaving the feasible
         set whatever the scaling; a float multiplies it by that constant.
+    min_weight : float
+        Weights below this value are raised to it before solving (the reported ``weights``
+        are unchanged): a minimizer of a sum with strictly positive weights is Pareto
+        optimal, while a zero weight yields points that are only weakly Pareto optimal
+        (any value of the ignored objective). 0 disables it.
     reference : array_like, shape (k,), optional
         Reference point of the hypervolume. Default: the worst value of each objective
         among the solutions plus 10 % of its range. Pass the same reference to compare
@@ -237,8 +242,10 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
                              f"got {penalty_scale!r}")
     gen = check_rng(rng)
     solutions, values = [], []
+    if not (isinstance(min_weight, (int, float)) and 0 <= min_weight < 1):
+        raise ValueError(f"min_weight must be in [0, 1), got {min_weight!r}")
     for w in W:
-        Qw, cw, ow = scalarize(scaled, w, vartype=vartype)
+        Qw, cw, ow = scalarize(scaled, np.maximum(w, min_weight), vartype=vartype)
         if penalty is not None:
             A = (_flip_bound(Qw, cw) if penalty_scale == "relative" else float(penalty_scale))
             Qw, cw, ow = scalarize([(Qw, cw, ow), penalty], [1.0, A], vartype=vartype)
