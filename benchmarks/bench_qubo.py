@@ -85,3 +85,19 @@ class AnnealQuality:
         return hits / self.instances
 
     track_success_rate.unit = "fraction"
+
+
+if __name__ == "__main__":
+    # python -m benchmarks.bench_qubo: CPU time of each Moments case (load-independent)
+    for kind, n, measure in itertools.product(*Moments.params):
+        bench = Moments()
+        try:
+            bench.setup(kind, n, measure)
+        except NotImplementedError:
+            continue
+        bench.time_variance(kind, n, measure)
+        start = time.process_time()
+        for _ in range(20):
+            bench.time_variance(kind, n, measure)
+        print(f"moments {kind:6s} n={n:6d} {measure:8s} "
+              f"{(time.process_time() - start) / 20 * 1e3:7.2f} ms CPU")
