@@ -137,10 +137,10 @@ def _pair_roots_generic(R, S, xp, *, vectors):
     return xp.sum(s, axis=-1), V, s
 
 
-def _cdist_full_generic(qm, R, trq, m, S, trS, xp):
+def _cdist_full_generic(qm, R, trq, m, S, trS, xp, budget=_BLOCK_FLOATS):
     d = S.shape[-1]
     out = []
-    for a, b in _chunk_rows(qm.shape[0], S.shape[0] * d * d):
+    for a, b in _chunk_rows(qm.shape[0], S.shape[0] * d * d, budget):
         tr_cross, _, _ = _pair_roots_generic(R[a:b, ...], S, xp, vectors=False)
         d2 = (_sqdist_direct(qm[a:b, ...], m, xp) + trq[a:b, None] + trS[None, :]
               - 2 * tr_cross)
@@ -148,11 +148,11 @@ def _cdist_full_generic(qm, R, trq, m, S, trS, xp):
     return out[0] if len(out) == 1 else xp.concat(out, axis=0)
 
 
-def _weighted_root_sum_generic(R, S, W, xp):
+def _weighted_root_sum_generic(R, S, W, xp, budget=_BLOCK_FLOATS):
     """``M_q = sum_i W[q, i] (R_q S_i R_q)^{1/2}`` for every query (the Gibbs-weighted root)."""
     d = S.shape[-1]
     out = []
-    for a, b in _chunk_rows(R.shape[0], S.shape[0] * d * d):
+    for a, b in _chunk_rows(R.shape[0], S.shape[0] * d * d, budget):
         _, V, s = _pair_roots_generic(R[a:b, ...], S, xp, vectors=True)
         ws = s * W[a:b, :, None]
         M = xp.sum((V * ws[..., None, :]) @ xp.matrix_transpose(V), axis=1)
