@@ -29,7 +29,7 @@ def ackley(x, shift=None):
 
 
 def naive_cbo(f, lb, ub, n_particles, n_runs, steps, seed, *, alpha=30.0, growth=1.05,
-              alpha_max=1e5, sigma=10.1, lam=0.5, dt=0.01, aniso=True, batch=None):
+              alpha_max=1e5, sigma=10.5, lam=0.4, dt=0.01, aniso=True, batch=None):
     """The dynamics written as plain loops (the slow obvious reference)."""
     rng = np.random.default_rng(seed)
     M, N, d = n_runs, n_particles, lb.shape[0]

@@ -294,8 +294,8 @@ class _Evaluator:
 # --------------------------------------------------------------------------- the solver
 
 def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=4000,
-                 alpha=30.0, alpha_growth=1.05, alpha_max=1e5, ess=None, sigma=10.1,
-                 lam=0.5, dt=0.01, noise="anisotropic", batch_size=None, memory=False,
+                 alpha=30.0, alpha_growth=1.05, alpha_max=1e5, ess=None, sigma=10.5,
+                 lam=0.4, dt=0.01, noise="anisotropic", batch_size=None, memory=False,
                  n_runs=1, x0_spread=None, maxfev=None, xtol=1e-8, ftol=0.0, f_target=None,
                  polish=False, vectorized=False, workers=1, rng=None, callback=None,
                  backend="auto", progress=False):
@@ -315,8 +315,8 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     package ConsensusBasedX.jl uses :math:`\sqrt{2\Delta t}`). ``alpha`` is multiplied by
     ``alpha_growth`` after every step, up to ``alpha_max``.
 
-    The defaults (20 particles, 4000 steps = 80 000 evaluations, ``sigma=10.1``,
-    ``lam=0.5``, ``dt=0.01``, alpha from 30 growing by 5 % per step to 1e5, anisotropic
+    The defaults (20 particles, 4000 steps = 80 000 evaluations, ``sigma=10.5``,
+    ``lam=0.4``, ``dt=0.01``, alpha from 30 growing by 5 % per step to 1e5, anisotropic
     noise) were calibrated on shifted Rastrigin, Ackley and Levy functions in d = 20; see
     the user guide for the measured success rates and the parameter guide.
 
