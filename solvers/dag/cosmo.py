@@ -60,6 +60,9 @@ __all__ = ["learn_cosmo", "cosmo_loss_grad", "orientation"]
 
 INITS = ("variance", "zeros", "random")
 
+#: above this many nodes the defaults switch to minibatches of 64 and 1000 steps
+LARGE_D = 256
+
 
 def _sigmoid_xp(xp, z):
     # stable for both signs, no overflow warnings
@@ -307,12 +310,15 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
     threshold : float
         Smallest absolute weight kept in the returned graph.
     maxiter : int, optional
-        Optimizer steps; default 5000 (full batch) or ``epochs`` worth of minibatches.
+        Optimizer steps; default 5000 full batch, 8000 minibatch, and 1000 when
+        ``d > 256`` (there the refinement does most of the work; see the guide).
     epochs : float, optional
         Alternative to ``maxiter`` for minibatch training: passes over the data.
     batch_size : int, optional
-        Minibatch size; ``None`` (default) trains full batch on the Gram matrix, which for
-        n = 1000 is faster and steadier than the paper's batch 64.
+        Minibatch size. ``None`` (default) trains full batch on the Gram matrix when
+        ``d <= 256`` (for n = 1000 faster and steadier than the paper's batch 64) and on
+        minibatches of 64 above (a full-batch step costs a d x d x d product, a minibatch
+        step O(64 d^2)).
     lr : float, optional
         Learning rate; default 3e-2 full batch, 1e-2 minibatch.
     optimizer : {"adam", "sgd"}
@@ -382,6 +388,9 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
     init = check_choice(init, INITS, "init")
     restarts = check_int(restarts, "restarts", minimum=1)
     record_every = check_int(record_every, "record_every", minimum=1)
+    if batch_size is None:
+        # full-batch steps cost one d x d x d product; above LARGE_D minibatches are cheaper
+        batch_size = None if d <= LARGE_D else 64
     full = batch_size is None
     if not full:
         batch_size = check_int(batch_size, "batch_size", minimum=1)
@@ -393,7 +402,7 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         check_positive(epochs, "epochs")
         maxiter = max(1, int(math.ceil(epochs * n / (n if full else batch_size))))
     if maxiter is None:
-        maxiter = 5000 if full else 8000
+        maxiter = 5000 if full else (8000 if d <= LARGE_D else 1000)
     maxiter = check_int(maxiter, "maxiter", minimum=1)
     if lr is None:
         lr = 3e-2 if full else 1e-2
