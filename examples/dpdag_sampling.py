@@ -53,7 +53,7 @@ def main():
                     f"max |freq - P(A_ij)| = {gap:.3f}", fontsize=11, va="center")
     panels = [(B, "true graph", "Greys"), (res.edge_probs, "VI edge probabilities", "viridis"),
               (freq, "edge frequency, 2000 samples", "viridis"),
-              (res.adjacency, "final graph (mode + refit)", "Greys")]
+              (res.adjacency, "final graph (refit on mode order)", "Greys")]
     for ax, (M, title, cmap) in zip(axes[1], panels):
         im = ax.imshow(reorder(M), cmap=cmap, vmin=0, vmax=1)
         ax.set_title(title)

@@ -9,7 +9,7 @@ def demo_rows(quick=True):
     from solvers.dag.dpdag import DPDAG
 
     rows = []
-    d, n = 100, 10_000 if quick else 100_000
+    d, n = 100, 2000 if quick else 100_000
     rng = np.random.default_rng(0)
     model = DPDAG(rng.normal(size=d), rng.normal(size=(d, d)))
     model.sample_dags(10, rng=0)  # compile / load the Numba cache outside the timing
