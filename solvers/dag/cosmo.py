@@ -462,7 +462,7 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         W_out = W.astype(X.dtype)
     else:
         W_out = xp_in.asarray(W, dtype=dtype)
-    p_out = best["p"]
+    p_out = best["p"] if _is_host_numpy(xp_in) else xp_in.asarray(best["p"], dtype=dtype)
     return make_result(
         W_out, method="cosmo", order=best["order"], priorities=p_out,
         fun=best["loss"], loss_history=best["history"], nit=nit_total, success=success,
