@@ -367,9 +367,12 @@ def test_learn_dpdag_callback_and_options():
 
     res = learn_dag(X, method="dpdag", rng=0, callback=cb, max_iter=100)
     assert res.nit == 5 and seen == [1, 2, 3, 4, 5] and res.status == 99
-    for order in ("sinkhorn",):
-        r = learn_dag(X, method="dpdag", rng=0, order=order, max_iter=20)
+    for kw in ({"order": "sinkhorn"}, {"noise_variance": "nonequal"},
+               {"order_objective": "elbo", "support": "edges"}, {"order_grad": "st"}):
+        r = learn_dag(X, method="dpdag", rng=0, max_iter=20, **kw)
         assert r.is_dag()
+    r = learn_dag(X.astype(np.float32), method="dpdag", rng=0, max_iter=20)
+    assert r.W.dtype == np.float32 and r.is_dag()
     with pytest.raises(ValueError, match="prior_p"):
         learn_dag(X, method="dpdag", prior_p=1.5)
     with pytest.raises(TypeError, match="unknown option"):
