@@ -28,7 +28,7 @@ from .._lib.namespace import array_namespace, is_numpy_namespace, is_cupy_namesp
 from .._lib.backend import resolve_backend
 from .._lib.results import OptimizeResult, call_callback, Progress, STOPPED_BY_CALLBACK
 from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
-                               check_choice, check_positive_definite)
+                               check_choice)
 from ..lse import logsumexp, softmax
 from ..transport import bures as _bw
 
