@@ -6,7 +6,8 @@ eigenvectors) enters the Gibbs-weighted map average. The kernels loop over pairs
 parallel (``prange``) with one LAPACK call per pair, so no ``(Q, N, d, d)`` stack is ever
 materialised, and:
 
-- :func:`cdist_full` computes the exact ``(Q, N)`` W2^2 matrix;
+- :func:`cdist_full` computes the exact ``(Q, N)`` W2^2 matrix (the screened kernel with
+  ``cut = inf``);
 - :func:`screened_cdist` skips pairs whose spectral lower bound
   ``|m - mu|^2 + |sqrt(eig(Omega)) - sqrt(eig(S))|^2`` (sorted eigenvalues; von Neumann's
   trace inequality) exceeds the best exact distance found so far by ``cut``; skipped
@@ -64,22 +65,6 @@ def _spans(n, parts):
     return np.array([min(n, k * size) for k in range(parts + 1)], dtype=np.int64)
 
 
-@jit
-def _cdist_span(qm, R, trq, m, S, trS, out, lo, hi):
-    N = out.shape[1]
-    for t in range(lo, hi):
-        q = t // N
-        i = t - q * N
-        d2 = _sq(qm[q], m[i]) + trq[q] + trS[i] - 2.0 * _cross_trace(R[q], S[i])
-        out[q, i] = d2 if d2 > 0.0 else 0.0
-
-
-@jit_parallel
-def _cdist_parallel(qm, R, trq, m, S, trS, out, spans):
-    for k in prange(spans.shape[0] - 1):
-        _cdist_span(qm, R, trq, m, S, trS, out, spans[k], spans[k + 1])
-
-
 def _c(x):
     return np.ascontiguousarray(x, dtype=np.float64)
 
@@ -91,16 +76,11 @@ def _threads():
 
 
 def cdist_full(qm, R, trq, m, S, trS, parallel=None):
-    """Exact W2^2 for all (query, pattern) pairs; shape (Q, N)."""
-    dtype = np.result_type(qm, m, S)
-    Q, N, d = qm.shape[0], m.shape[0], m.shape[1]
-    out = np.empty((Q, N))
-    args = (_c(qm), _c(R), _c(trq), _c(m), _c(S), _c(trS), out)
-    if _use_parallel(Q * N, d, parallel):
-        _cdist_parallel(*args, _spans(Q * N, 4 * _threads()))
-    else:
-        _cdist_span(*args, 0, Q * N)
-    return out.astype(dtype, copy=False)
+    """Exact W2^2 for all (query, pattern) pairs; shape (Q, N) (the screened kernel with
+    screening off, so one compiled kernel serves both)."""
+    d = m.shape[1]
+    zq, zs = np.zeros((qm.shape[0], d)), np.zeros((m.shape[0], d))
+    return screened_cdist(qm, R, trq, zq, m, S, trS, zs, math.inf, parallel=parallel)
 
 
 @jit
@@ -119,7 +99,7 @@ def _screened_rows(qm, R, trq, rq, m, S, trS, rS, cut, out, lo, hi):
         best = math.inf
         for j in range(N):
             i = order[j]
-            if lb[i] > best + cut:
+            if lb[i] - cut > best:  # never true for cut = inf: every pair is exact
                 out[q, i] = math.inf
                 continue
             d2 = _sq(qm[q], m[i]) + trq[q] + trS[i] - 2.0 * _cross_trace(R[q], S[i])
