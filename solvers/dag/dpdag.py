@@ -778,8 +778,8 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
             params = opt.step(params, grads)
             nit = it + 1
             bar.update(1, loss=loss_val)
-            if call_callback(callback, nit=nit, fun=loss_val,
-                             edge_probs=_sigmoid(params[1], xp)):
+            if callback is not None and call_callback(callback, nit=nit, fun=loss_val,
+                                                      edge_probs=_sigmoid(params[1], xp)):
                 status, message = STOPPED_BY_CALLBACK
                 break
     theta, phi, W = params
