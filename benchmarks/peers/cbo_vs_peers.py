@@ -11,6 +11,13 @@ distance to the minimizer below 0.25):
 
 Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/peers/cbo_vs_peers.py [--quick]``.
 ``--quick`` uses 5 runs and fewer steps in the timing part (a smoke test).
+
+``--rates OPTIONS_JSON`` instead measures success rates of ``minimize_cbo`` alone (the
+calibration of the defaults): for each ``name:d:box`` in ``--problems`` and each seed, a
+shift drawn from ``default_rng(1000 + seed)`` uniformly in +-0.4 box, ``--runs`` batched
+runs started in [-box, box]^d with ``rng=seed``; e.g.
+``python benchmarks/peers/cbo_vs_peers.py --rates '{}' --problems rastrigin:20:3 --runs 100
+--seeds 3 --first-seed 10``.
 """
 import argparse
 import math
@@ -97,8 +104,9 @@ def ours_step_time(f, M, N, steps):
     return (time.perf_counter() - start) / steps
 
 
-def main(quick=False, problems=("rastrigin", "ackley")):
+def main(quick=False, problems=("rastrigin", "ackley"), batched=100):
     runs = 5 if quick else 20
+    batched = 5 if quick else batched
     steps = 50 if quick else 500
     print("# per-step time at equal (M, N, d), d=20, vectorized objective")
     print(f"{'objective':>10} {'(M, N, d)':>14} {'solvers ms':>11} {'CBXpy ms':>9} "
@@ -111,7 +119,8 @@ def main(quick=False, problems=("rastrigin", "ackley")):
             print(f"{oname:>10} {str((M, 40, D)):>14} {1e3 * t_ours:11.3f} "
                   f"{1e3 * t_cbx:9.3f} {t_cbx / t_ours:6.1f}")
 
-    print(f"\n# success (sup-norm < 0.25), box [-3,3]^20, {runs} seeded runs per method")
+    print(f"\n# success (sup-norm < 0.25), box [-3,3]^20; {runs} seeded runs one by one, "
+          f"{batched} batched")
     print(f"{'problem':>10} {'method':<44} {'success':>8} {'nfev/run':>9} "
           f"{'s/run':>7} {'s/success':>9}")
     for name in problems:
@@ -128,10 +137,10 @@ def main(quick=False, problems=("rastrigin", "ackley")):
                      (time.perf_counter() - t) / runs))
         t = time.perf_counter()
         res = minimize_cbo(columns(f), bounds=[(-BOX, BOX)] * D, vectorized=True,
-                           n_runs=runs, rng=0)
+                           n_runs=batched, rng=0)
         ok = sum(success(x) for x in res.x_runs)
-        rows.append((f"solvers.minimize_cbo defaults, n_runs={runs}", ok, res.nfev / runs,
-                     (time.perf_counter() - t) / runs))
+        rows.append((f"solvers.minimize_cbo defaults, n_runs={batched}", ok,
+                     res.nfev / batched, (time.perf_counter() - t) / batched, batched))
         # CBXpy, the spec's best published-style setting (N=40, 2000 steps = 80k)
         t = time.perf_counter()
         ok, nfev = 0, 0
@@ -141,6 +150,11 @@ def main(quick=False, problems=("rastrigin", "ackley")):
             nfev += int(np.sum(nf))
         rows.append(("CBXpy CBO N=40 a30x1.05 s10.1 aniso 2000it", ok, nfev / runs,
                      (time.perf_counter() - t) / runs))
+        t = time.perf_counter()
+        best, nf = cbx_run(f, batched, 40, 2000, 0)
+        ok = sum(success(b) for b in best)
+        rows.append((f"CBXpy same setting, M={batched}", ok, float(np.mean(nf)),
+                     (time.perf_counter() - t) / batched, batched))
         # SciPy dual_annealing, defaults
         n_da = max(runs // 2, 3)
         t = time.perf_counter()
@@ -177,10 +191,65 @@ def main(quick=False, problems=("rastrigin", "ackley")):
                   f"{per_success:9.2f}")
 
 
+# --- success rates of minimize_cbo alone (calibration) -------------------------------------
+
+def _rastrigin_cols(x, s):
+    z = x - s[:, None]
+    return 10.0 * z.shape[0] + np.sum(z * z - 10.0 * np.cos(2 * np.pi * z), axis=0)
+
+
+def _ackley_cols(x, s):
+    z = x - s[:, None]
+    d = z.shape[0]
+    return (-20.0 * np.exp(-0.2 * np.sqrt(np.sum(z * z, axis=0) / d))
+            - np.exp(np.sum(np.cos(2 * np.pi * z), axis=0) / d) + 20.0 + math.e)
+
+
+def _levy_cols(x, s):
+    z = x - s[:, None]
+    w = 1 + z / 4
+    return (np.sin(np.pi * w[0]) ** 2
+            + np.sum((w[:-1] - 1) ** 2 * (1 + 10 * np.sin(np.pi * w[:-1] + 1) ** 2), axis=0)
+            + (w[-1] - 1) ** 2 * (1 + np.sin(2 * np.pi * w[-1]) ** 2))
+
+
+RATE_FUNS = {"rastrigin": _rastrigin_cols, "ackley": _ackley_cols, "levy": _levy_cols}
+
+
+def rates(options, problems, runs, seeds, first_seed):
+    for p in problems:
+        name, d, box = p.split(":")
+        d, box = int(d), float(box)
+        ok, seconds, nfev = 0, 0.0, 0
+        for seed in range(first_seed, first_seed + seeds):
+            shift = np.random.default_rng(1000 + seed).uniform(-0.4 * box, 0.4 * box, d)
+            start = time.perf_counter()
+            res = minimize_cbo(RATE_FUNS[name], bounds=[(-box, box)] * d, args=(shift,),
+                               vectorized=True, n_runs=runs, rng=seed, **options)
+            seconds += time.perf_counter() - start
+            ok += int(np.sum(np.max(np.abs(res.x_runs - shift), axis=1) < 0.25))
+            nfev = res.nfev // runs
+        print(f"{options} {p}: {ok}/{runs * seeds} nfev/run {nfev} {seconds:.1f}s",
+              flush=True)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--problems", default="rastrigin,ackley",
-                        help="comma-separated subset of: " + ",".join(PROBLEMS))
+    parser.add_argument("--problems", default=None,
+                        help="comma-separated subset of: " + ",".join(PROBLEMS)
+                        + " (with --rates: name:d:box entries, name in "
+                        + ",".join(RATE_FUNS) + ")")
+    parser.add_argument("--rates", metavar="OPTIONS_JSON", default=None)
+    parser.add_argument("--runs", type=int, default=100,
+                        help="batched runs (and runs per seed with --rates)")
+    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--first-seed", type=int, default=0)
     args = parser.parse_args()
-    main(args.quick, tuple(args.problems.split(",")))
+    if args.rates is not None:
+        import json
+
+        rates(json.loads(args.rates), (args.problems or "rastrigin:20:3").split(","),
+              args.runs, args.seeds, args.first_seed)
+    else:
+        main(args.quick, tuple((args.problems or "rastrigin,ackley").split(",")), args.runs)
