@@ -528,17 +528,21 @@ def _elbo_grad(theta, phi, W, C, sigma2, noise, cfg, xp, hard=True):
     E = xp.astype(z > 0, dtype) if hard else E_soft
     E = E * off
     A = E * M
-    B = A * W
-    R = xp.eye(d, dtype=dtype) - B
-    CR = xp.matmul(C, R)
-    v = xp.sum(R * CR, axis=-2)  # (S, d): residual sum of squares of each node
-    data = 0.5 * xp.sum(v / sigma2) / S
     kl, g_kl = _bernoulli_kl(phi, cfg["prior_logit"], off, xp)
-    loss = data + kl + 0.5 * cfg["w_l2"] * xp.sum(W * W)
-    # backward
-    gB = -(CR / sigma2) / S  # d data / d B, columns scaled by 1 / sigma2_j
-    gW = xp.sum(gB * A, axis=0) + cfg["w_l2"] * W
-    gA = gB * W
+    if cfg.get("mechanism", "linear") == "mlp":
+        v, data, reg, gA, gW = _mlp_term(A, W, C, sigma2, cfg, xp)
+        loss = data + kl + reg
+    else:
+        B = A * W
+        R = xp.eye(d, dtype=dtype) - B
+        CR = xp.matmul(C, R)
+        v = xp.sum(R * CR, axis=-2)  # (S, d): residual sum of squares of each node
+        data = 0.5 * xp.sum(v / sigma2) / S
+        loss = data + kl + 0.5 * cfg["w_l2"] * xp.sum(W * W)
+        # backward
+        gB = -(CR / sigma2) / S  # d data / d B, columns scaled by 1 / sigma2_j
+        gW = xp.sum(gB * A, axis=0) + cfg["w_l2"] * W
+        gA = gB * W
     gE = gA * M
     gM = gA * E * off
     gphi = xp.sum(gE * E_soft * (1 - E_soft), axis=0) / cfg["tau_edges"] + g_kl
@@ -571,6 +575,38 @@ def _elbo_grad(theta, phi, W, C, sigma2, noise, cfg, xp, hard=True):
     else:
         gtheta = xp.sum(vjp_sk(gP), axis=0)
     return loss, (gtheta, gphi, gW), v
+
+
+def _mlp_term(A, params, Xb, sigma2, cfg, xp):
+    """Data term of MLP mechanisms and its backward pass.
+
+    Node ``j`` is predicted from its sampled parents by one tanh hidden layer:
+    ``y_j = sum_k V[j, k] tanh(sum_i x_i A[i, j] U1[j, i, k] + b1[j, k]) + c[j]``.
+    ``Xb`` is a (centred) minibatch of ``m`` rows; residual sums are scaled by
+    ``cfg["scale"] = n / m``. Returns (v (S, d), data, l2 penalty, d/dA, grads of
+    (U1, b1, V, c)).
+    """
+    U1, b1, V, c = params
+    S = A.shape[0]
+    AT = xp.matrix_transpose(A)  # (S, child j, parent i)
+    G = AT[..., None] * U1[None, ...]  # (S, d, d, h): masked first-layer weights
+    Hpre = xp.matmul(Xb[None, None, ...], G) + b1[None, :, None, :]  # (S, d, m, h)
+    H = xp.tanh(Hpre)
+    Y = xp.sum(H * V[None, :, None, :], axis=-1) + c[None, :, None]  # (S, d, m)
+    R = xp.matrix_transpose(Xb)[None, ...] - Y
+    v = cfg["scale"] * xp.sum(R * R, axis=-1)  # (S, d)
+    data = 0.5 * xp.sum(v / sigma2) / S
+    lam = cfg["w_l2"]
+    reg = 0.5 * lam * (xp.sum(U1 * U1) + xp.sum(V * V))
+    dY = -(cfg["scale"] / S) * R / sigma2[None, :, None]
+    gV = xp.sum(xp.sum(dY[..., None] * H, axis=2), axis=0) + lam * V
+    gc = xp.sum(xp.sum(dY, axis=2), axis=0)
+    dHpre = dY[..., None] * V[None, :, None, :] * (1 - H * H)
+    gb1 = xp.sum(xp.sum(dHpre, axis=2), axis=0)
+    dG = xp.matmul(xp.matrix_transpose(Xb)[None, None, ...], dHpre)  # (S, d, d, h)
+    gU1 = xp.sum(dG * AT[..., None], axis=0) + lam * U1
+    gA = xp.matrix_transpose(xp.sum(dG * U1[None, ...], axis=-1))
+    return v, data, reg, gA, (gU1, gb1, gV, gc)
 
 
 def _pl_logprob_grad(theta, P, xp):
@@ -626,11 +662,12 @@ def _order_score(C, order):
 def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, tau=1.0,
                  tau_edges=1.0, prior_p=0.1, noise_variance="equal", w_l2=0.0,
                  w_threshold=0.3, refit=True, init_order="random", n_iter=20,
-                 order_grad="score", order_kl=True, order_objective="profile",
-                 support="order", refine=False, n_candidates=100,
+                 order_grad="score", order_kl=True, order_objective=None,
+                 support=None, mechanism="linear", hidden=8, batch_size=256, refine=False,
+                 n_candidates=100,
                  rng=None,
                  callback=None, progress=False, backend="auto"):
-    r"""VI-DP-DAG with linear mechanisms (use via ``learn_dag(X, method="dpdag")``).
+    r"""VI-DP-DAG with linear or small MLP mechanisms (``learn_dag(X, method="dpdag")``).
 
     Parameters
     ----------
@@ -672,7 +709,16 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
         a swap adds the reversed edge without removing the forward one, and on linear
         data it drifts towards reversals). ``order="sinkhorn"`` always uses
         straight-through.
-    order_objective : {"profile", "elbo"}
+    mechanism : {"linear", "mlp"}
+        Linear mechanisms (``X (A * W)``, through the Gram matrix: per step cost
+        independent of ``n``) or one tanh hidden layer per node,
+        ``y_j = V_j tanh(U1_j (x * A[:, j]) + b1_j) + c_j``, trained on minibatches.
+        With ``"mlp"`` the final graph is the mode DAG (``support="edges"``) and ``W``
+        holds the norms of the first-layer weights of each edge.
+    hidden, batch_size : int
+        Hidden units per node and minibatch rows (``mechanism="mlp"``).
+    order_objective : {"profile", "elbo"}, optional
+        Default ``"profile"`` for linear mechanisms, ``"elbo"`` for MLPs.
         What the order logits follow (``order_grad="score"`` only). ``"elbo"``: the ELBO
         itself, as for every other parameter (a single variational objective; the weights
         of pairs the current order forbids are never trained, so q can settle in a wrong
@@ -680,8 +726,8 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
         log-likelihood with every predecessor a parent and least-squares weights (the
         squared Cholesky diagonal of the permuted Gram matrix, ``O(d^3)`` per sample),
         which has no such blind spot; edges and weights still follow the ELBO.
-    support : {"order", "edges"}
-        Final graph: ``"order"`` refits every node on all its predecessors in the mode
+    support : {"order", "edges"}, optional
+        Default ``"order"`` for linear mechanisms, ``"edges"`` for MLPs. Final graph: ``"order"`` refits every node on all its predecessors in the mode
         order and keeps ``|W| > w_threshold``; ``"edges"`` refits on the mode DAG (the
         edges with ``q > 1/2`` allowed by the mode order) before thresholding.
     order_kl : bool
@@ -730,6 +776,17 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
     n, d = X.shape
     dtype = X.dtype
     draws = Draws(rng, xp)
+    check_choice(mechanism, ("linear", "mlp"), "mechanism")
+    mlp = mechanism == "mlp"
+    if order_objective is None:
+        order_objective = "elbo" if mlp else "profile"
+    if support is None:
+        support = "edges" if mlp else "order"
+    check_choice(support, ("edges", "order"), "support")
+    if mlp and (order_objective == "profile" or support == "order" or refine):
+        raise ValueError("mechanism='mlp' needs order_objective='elbo', support='edges' "
+                         "and refine=False (the profile, the order support and the "
+                         "refinement are least-squares constructions)")
     cfg = {"order": order, "tau": check_positive(tau, "tau"),
            "tau_edges": check_positive(tau_edges, "tau_edges"),
            "n_iter": check_int(n_iter, "n_iter", minimum=1),
@@ -737,7 +794,8 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
            "order_grad": check_choice(order_grad, ("score", "st"), "order_grad"),
            "order_kl": bool(order_kl),
            "order_objective": check_choice(order_objective, ("elbo", "profile"),
-                                           "order_objective")}
+                                           "order_objective"),
+           "mechanism": mechanism}
     Xc = X - xp.mean(X, axis=0, keepdims=True)
     C = xp.matmul(xp.matrix_transpose(Xc), Xc)
 
@@ -751,8 +809,15 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
         shape = (d,) if order == "softsort" else (d, d)
         theta = 0.01 * draws.normal(shape, dtype=dtype)
     phi = xp.zeros((d, d), dtype=dtype)
-    W = xp.zeros((d, d), dtype=dtype)
-    params = [theta, phi, W]
+    if mlp:
+        h = check_int(hidden, "hidden", minimum=1)
+        m = min(check_int(batch_size, "batch_size", minimum=1), n)
+        cfg["scale"] = n / m
+        mech = [0.1 * draws.normal((d, d, h), dtype=dtype), xp.zeros((d, h), dtype=dtype),
+                0.1 * draws.normal((d, h), dtype=dtype), xp.zeros((d,), dtype=dtype)]
+    else:
+        mech = [xp.zeros((d, d), dtype=dtype)]
+    params = [theta, phi] + mech
     opt = _Adam(params, lr, xp)
     sigma2 = xp.ones((d,), dtype=dtype) * (xp.sum(xp.linalg.diagonal(C)) / (n * d))
     history = []
@@ -761,8 +826,16 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
     with Progress(max_iter, "dpdag", enabled=progress) as bar:
         for it in range(max_iter):
             noise = _draw_noise(draws, S, d, order, dtype)
-            loss, grads, v = _elbo_grad(params[0], params[1], params[2], C, sigma2, noise,
-                                        cfg, xp)
+            if mlp:
+                idx = draws.integers(0, n, (m,))
+                data_in = xp.take(Xc, idx, axis=0)
+                W_arg = tuple(params[2:])
+            else:
+                data_in, W_arg = C, params[2]
+            loss, grads, v = _elbo_grad(params[0], params[1], W_arg, data_in, sigma2,
+                                        noise, cfg, xp)
+            if mlp:
+                grads = (grads[0], grads[1]) + tuple(grads[2])
             # closed-form noise variance for the current samples (coordinate ascent)
             vm = xp.mean(v, axis=0) / n
             if noise_variance == "equal":
@@ -782,7 +855,8 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
                                                       edge_probs=_sigmoid(params[1], xp)):
                 status, message = STOPPED_BY_CALLBACK
                 break
-    theta, phi, W = params
+    theta, phi = params[0], params[1]
+    W = params[2] if not mlp else xp.zeros((d, d), dtype=dtype)
     model = DPDAG(be.to_input(theta), be.to_input(phi), order=order, tau=cfg["tau"],
                   n_iter=cfg["n_iter"])
     # the final graph is built on the host (d x d)
@@ -791,7 +865,6 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
     C_h = np.asarray(_to_host(C, xp), dtype=np.float64)
     W_vi = np.asarray(_to_host(W, xp), dtype=np.float64)
     final_order = np.asarray(host.mode_order(), dtype=np.int64)
-    check_choice(support, ("edges", "order"), "support")
     if support == "order":  # every predecessor in the mode order; refit + threshold prune
         pos = np.argsort(final_order)
         support = pos[:, None] < pos[None, :]
@@ -810,6 +883,10 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
                                              threshold=w_threshold)
         final_order = np.asarray(final_order, dtype=np.int64)
         W_fin = np.asarray(W_fin, dtype=np.float64)
+    elif mlp:  # edge strength: norm of the first-layer weights of parent i in node j
+        U1 = np.asarray(_to_host(params[2], xp), dtype=np.float64)
+        W_fin = np.sqrt(np.sum(U1 * U1, axis=-1)).T * support
+        W_vi = None
     else:
         W_fin = _refit(C_h, support, np) if refit else W_vi * support
         W_fin = np.where(np.abs(W_fin) > w_threshold, W_fin, 0.0) * support
@@ -826,4 +903,6 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
                        time=time.perf_counter() - start,
                        edge_probs=model.edge_marginals(), model=model,
                        sample_dags=model.sample_dags, sigma2=be.to_input(sigma2),
-                       W_vi=W_vi, refined=refined)
+                       W_vi=W_vi, refined=refined,
+                       mlp_params=tuple(be.to_input(p_) for p_ in params[2:]) if mlp
+                       else None)
