@@ -455,3 +455,13 @@ def test_defaults_solve_shifted_ackley_20():
                        n_runs=20, rng=1)
     assert res.nfev / 20 <= 80_000
     assert _success(res, SHIFT) == 20
+
+
+def test_progress_only_when_asked(capsys):
+    minimize_cbo(sphere, bounds=[(-1, 1)] * 2, vectorized=True, maxiter=5, rng=0)
+    quiet = capsys.readouterr()
+    assert quiet.out == "" and quiet.err == ""
+    minimize_cbo(sphere, bounds=[(-1, 1)] * 2, vectorized=True, maxiter=5, rng=0,
+                 progress=True)
+    loud = capsys.readouterr()
+    assert loud.out == "" and "cbo" in loud.err and "5/5" in loud.err
