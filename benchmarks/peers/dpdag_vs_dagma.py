@@ -46,14 +46,14 @@ def _pin():
         pass
 
 
-def throughput(ds=(10, 50, 100, 200), n=10_000, backends=("numba", "numpy")):
+def throughput(ds=(10, 50, 100, 200), n=2000, backends=("numba", "numpy")):
     rows = []
     for d in ds:
         rng = np.random.default_rng(d)
         model = DPDAG(rng.normal(size=d), rng.normal(size=(d, d)))
         model.sample_dags(10, rng=0, backend="numba")  # compile / load the cache
         for be in backends:
-            m = n if be == "numba" else max(1000, n // 10)
+            m = n  # the same batch for every backend (fresh-memory costs scale with it)
             best = np.inf
             for rep in range(3):
                 t = time.perf_counter()
