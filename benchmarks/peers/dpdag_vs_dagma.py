@@ -18,6 +18,8 @@
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/peers/dpdag_vs_dagma.py --d 20 --seeds 3
     OPENBLAS_NUM_THREADS=1 python benchmarks/peers/dpdag_vs_dagma.py --throughput-only
+    OPENBLAS_NUM_THREADS=1 python benchmarks/peers/dpdag_vs_dagma.py --d 50 --seeds 2 \
+        --defaults-only --no-throughput
 
 3. ``--posterior``: on d = 3 (ER1, prior_p = 0.3, 1500 steps, seeds 0-2, n = 30, 100,
    1000), the largest gap between the VI edge marginals and the exact posterior of the
@@ -101,6 +103,8 @@ def main():
     parser.add_argument("--throughput-only", action="store_true")
     parser.add_argument("--no-throughput", action="store_true")
     parser.add_argument("--posterior", action="store_true")
+    parser.add_argument("--defaults-only", action="store_true",
+                        help="only VI-DP-DAG with the defaults (and DAGMA)")
     args = parser.parse_args()
     _pin()
     if args.posterior:
@@ -139,6 +143,8 @@ def main():
                 return refine_order(X, order, threshold=0.3)[1] != 0
 
             fits.append(("refine_order alone (random start)", refine_alone))
+            if args.defaults_only:
+                fits = fits[:1]
             if DagmaLinear is not None and not args.no_dagma:
                 fits.append(("DAGMA (official, lambda1=0.02)",
                              lambda: DagmaLinear(loss_type="l2").fit(X, lambda1=0.02) != 0))
