@@ -12,7 +12,8 @@
    ``GaussianMemory.step``; same output checked. Twice: at beta = 1 near a pattern (few
    weights matter, so screening and zero-weight skipping do most of the work) and at
    beta = 1e-4 without screening (every pair needs its eigendecomposition: the worst
-   case).
+   case), and on the non-commuting synthetic protocol (N = 1000, d = 10, beta = 1), where
+   every weight is above 1e-18 of the largest.
 3. Batched diagonal retrieval: ``Q`` queries against ``N`` diagonal patterns at ``d``
    (no POT equivalent).
 """
@@ -66,12 +67,17 @@ def barycenter(B, d, rng):
           f"{t_pot / t_ours:.1f}x, rel. diff {rel:.1e}")
 
 
-def dam_step(N, d, beta, rng, screen=50.0):
+def dam_step(N, d, beta, rng, screen=50.0, protocol=False):
     import ot
     from solvers import GaussianMemory
+    from solvers.memory import synthetic_patterns, perturb
 
-    m, S = rng.normal(size=(N, d)) * 2, spd(rng, N, d)
-    qm, qS = m[0] + 0.1 * rng.normal(size=d), spd(rng, 1, d)[0]
+    if protocol:   # the non-commuting synthetic protocol: every weight above 1e-18
+        m, S = synthetic_patterns(N, d, commuting=False, rng=0)
+        qm, qS = (a[0] for a in perturb(m[:1], S[:1], 1.0 / np.sqrt(N), rng=1))
+    else:
+        m, S = rng.normal(size=(N, d)) * 2, spd(rng, N, d)
+        qm, qS = m[0] + 0.1 * rng.normal(size=d), spd(rng, 1, d)[0]
 
     def pot_loop():
         d2 = np.array([float(ot.gaussian.bures_wasserstein_distance(qm, m[i], qS, S[i])) ** 2
@@ -100,7 +106,8 @@ def dam_step(N, d, beta, rng, screen=50.0):
     err = max(np.abs(S1 - S2).max() / np.abs(S2).max(), np.abs(m1 - m2).max())
     p = mem.weights(qm, qS)
     n_sig = int(np.sum(p > 1e-18 * p.max()))
-    print(f"DAM step, 1 query, N={N} d={d} beta={beta} screen={screen} "
+    print(f"DAM step, 1 query, N={N} d={d} beta={beta} screen={screen}"
+          f"{' (synthetic protocol)' if protocol else ''} "
           f"({n_sig} weights above 1e-18 of the largest): POT per-pattern loop {t_loop:.3f} s, "
           f"POT batched W2 + looped maps {t_bat:.3f} s, solvers {t_ours:.4f} s "
           f"(generic numpy {t_np:.4f} s): {t_loop / t_ours:.0f}x vs the loop, "
@@ -131,12 +138,14 @@ def main(argv=None):
         barycenter(20, 16, rng)
         dam_step(30, 16, 1.0, rng)
         dam_step(30, 16, 1e-4, rng, screen=None)
+        dam_step(100, 10, 1.0, rng, protocol=True)
         diagonal_retrieval(100, 1000, 64, 1.0, rng)
     else:
         barycenter(100, 64, rng)
         dam_step(100, 64, 1.0, rng)
         # worst case for the library: every weight matters (beta tiny), no screening
         dam_step(100, 64, 1e-4, rng, screen=None)
+        dam_step(1000, 10, 1.0, rng, protocol=True)
         diagonal_retrieval(1000, 10_000, 64, 1.0, rng)
 
 
