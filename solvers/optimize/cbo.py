@@ -264,6 +264,12 @@ class _Evaluator:
         K = X.shape[0]
         if self.vectorized:
             out = self.obj(X.T)
+            if is_numpy_namespace(xp):
+                out = np.asarray(out, dtype=self.dtype)
+                if out.shape != (K,):
+                    raise ValueError(f"a vectorized fun must map x of shape (d, S) to shape "
+                                     f"(S,); got shape {out.shape} for S = {K}")
+                return out
             if not hasattr(out, "__array_namespace__"):
                 out = np.asarray(out, dtype=np.float64)
                 if not is_numpy_namespace(xp):
@@ -566,8 +572,10 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
                 if maxfev is not None and nfev + M * N > maxfev:
                     status = 2
                     break
-                F = evaluate(cx.reshape(X, (M * N, d)))
-                F = cx.reshape(F, (M, N))
+                if use_numba:  # plain numpy methods: no wrapper overhead per step
+                    F = evaluate(X.reshape(M * N, d)).reshape(M, N)
+                else:
+                    F = cx.reshape(evaluate(cx.reshape(X, (M * N, d))), (M, N))
                 nfev += M * N
                 nit = k + 1
                 # draws for this step, in a fixed order on every backend
@@ -597,7 +605,7 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
                     n_bad += bad
                 alpha_now = min(alpha_now * alpha_growth, alpha_max)
 
-                best_f = float(cx.min(BF))
+                best_f = float(BF.min() if use_numba else cx.min(BF))
                 bar.update(1, fun=best_f)
                 if callback is not None:
                     ib = int(cx.argmin(BF))
@@ -609,7 +617,7 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
                                      alpha=alpha_used):
                         status = STOPPED_BY_CALLBACK[0]
                         break
-                max_spread = float(cx.max(spread))
+                max_spread = float(spread.max() if use_numba else cx.max(spread))
                 if not math.isfinite(max_spread):
                     status = 5
                     break
