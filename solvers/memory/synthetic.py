@@ -132,16 +132,19 @@ def retrieval_rate(memory, result, true_index, *, atol=None):
     """
     from ..transport.bures import bures_wasserstein_distance
 
-    idx = np.asarray(true_index)
-    m = np.asarray(memory.means)[idx]
-    S = np.asarray(memory.covs)[idx]
-    rm, rS = np.asarray(result.means), np.asarray(result.covs)
+    def host(x):   # cupy arrays come back to the host explicitly
+        return x.get() if hasattr(x, "get") else np.asarray(x)
+
+    idx = host(true_index)
+    m = host(memory.means)[idx]
+    S = host(memory.covs)[idx]
+    rm, rS = host(result.means), host(result.covs)
     if memory.diagonal_storage:
         z = np.concatenate([rm - m, np.sqrt(rS) - np.sqrt(S)], axis=-1)
         w2 = np.sqrt(np.sum(z * z, axis=-1))
     else:
         w2 = bures_wasserstein_distance(rm, rS, m, S, squared=False)
-    ok = np.asarray(result.index) == idx
+    ok = host(result.index) == idx
     if atol is not None:
         ok &= w2 <= atol
     return float(np.mean(ok)), w2
