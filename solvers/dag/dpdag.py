@@ -510,8 +510,10 @@ def _elbo_grad(theta, phi, W, C, sigma2, noise, cfg, xp, hard=True):
     score = cfg["order"] == "softsort" and cfg.get("order_grad", "st") == "score" and hard
     if score:  # the relaxation is not needed: only the hard orders and their log q
         s = theta[None, :] + noise["g"]
-        P_hard = _onehot(xp.argsort(s, axis=-1, descending=True, stable=True), d, xp, dtype)
+        orders = xp.argsort(s, axis=-1, descending=True, stable=True)
+        P_hard = _onehot(orders, d, xp, dtype)
         P = P_hard
+        pos = xp.argsort(orders, axis=-1)
     elif cfg["order"] == "softsort":
         s = log_softmax(theta)[None, :] + noise["g"]
         P_soft, P_hard, diff = _soft_sort_forward(s, cfg["tau"], d, xp)
@@ -520,8 +522,10 @@ def _elbo_grad(theta, phi, W, C, sigma2, noise, cfg, xp, hard=True):
         X_ = theta[None, ...] + noise["g"]
         P_soft, vjp_sk = sinkhorn_vjp(X_, cfg["n_iter"], cfg["tau"])
         P = hungarian(X_) if hard else P_soft
-    PT = xp.matrix_transpose(P)
-    M = xp.matmul(PT, xp.matmul(U, P)) * off
+    if score:  # P^T U P of a hard permutation is [pos_i < pos_j]: no matmul needed
+        M = xp.astype(pos[:, :, None] < pos[:, None, :], dtype)
+    else:
+        M = xp.matmul(xp.matrix_transpose(P), xp.matmul(U, P)) * off
     # edges (Gumbel-sigmoid with logistic noise l)
     z = (phi[None, ...] + noise["l"]) / cfg["tau_edges"]
     E_soft = _sigmoid(z, xp)
@@ -628,7 +632,7 @@ def _draw_noise(draws, S, d, order, dtype):
     xp = draws.xp
     tiny = xp.asarray(1e-12 if dtype == xp.float64 else 1e-6, dtype=dtype)
     u = xp.clip(u, tiny, 1 - tiny)
-    return {"g": draws.gumbel(g_shape, dtype=dtype), "l": xp.log(u) - xp.log1p(-u)}
+    return {"g": draws.gumbel(g_shape, dtype=dtype), "l": xp.log(u / (1 - u))}
 
 
 def _refit(C, A, xp):
