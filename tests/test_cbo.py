@@ -465,3 +465,10 @@ def test_progress_only_when_asked(capsys):
                  progress=True)
     loud = capsys.readouterr()
     assert loud.out == "" and "cbo" in loud.err and "5/5" in loud.err
+
+
+def test_polish_respects_maxfev():
+    res = minimize_cbo(sphere, bounds=[(-3, 3)] * 3, vectorized=True, maxiter=20, rng=0,
+                       polish=True, maxfev=420)
+    # L-BFGS-B may overshoot its maxfun by one gradient (d + 1 evaluations)
+    assert res.nfev <= 420 + 4

@@ -390,7 +390,7 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     polish : bool, optional
         Refine the answer with L-BFGS-B (within ``bounds``), as SciPy's
         ``differential_evolution`` does; kept only if it improves. Its evaluations are
-        counted in ``nfev``. Off by default: the objectives CBO is for are often
+        counted in ``nfev`` and limited by what is left of ``maxfev``. Off by default: the objectives CBO is for are often
         nonsmooth.
     vectorized : bool, optional
         ``fun`` takes the whole population at once (see ``fun``).
@@ -646,8 +646,10 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     if not math.isfinite(best_f) and status not in (5, STOPPED_BY_CALLBACK[0]):
         status = 4
     nfev_polish = 0
-    if polish and math.isfinite(best_f):
-        best_x, best_f, nfev_polish = _polish(evaluate.obj, best_x, best_f, box, cx, dtype)
+    budget = None if maxfev is None else maxfev - nfev
+    if polish and math.isfinite(best_f) and (budget is None or budget > 0):
+        best_x, best_f, nfev_polish = _polish(evaluate.obj, best_x, best_f, box, cx, dtype,
+                                              budget)
     nfev += nfev_polish
     message = STOPPED_BY_CALLBACK[1] if status == STOPPED_BY_CALLBACK[0] else _MESSAGES[status]
     single = M == 1
@@ -716,7 +718,7 @@ def _step_generic(xp, X, F, BX, BF, Y, FY, memory, alpha, ess, alpha_max, xi, ma
     return X_new, C, spread, F, BX, BF, Y, FY, n_bad, alpha_used
 
 
-def _polish(obj, x, fx, box, xp, dtype):
+def _polish(obj, x, fx, box, xp, dtype, budget=None):
     """L-BFGS-B from ``x`` (host float64); returns (x, f, nfev), keeping the better point."""
     from scipy.optimize import minimize as scipy_minimize
 
@@ -730,7 +732,8 @@ def _polish(obj, x, fx, box, xp, dtype):
         return v if math.isfinite(v) else np.inf
 
     bnds = list(zip(box[0], box[1])) if box is not None else None
-    res = scipy_minimize(f_host, x_host, method="L-BFGS-B", bounds=bnds)
+    options = {} if budget is None else {"maxfun": int(budget)}
+    res = scipy_minimize(f_host, x_host, method="L-BFGS-B", bounds=bnds, options=options)
     if math.isfinite(res.fun) and res.fun < fx:
         xn = res.x.astype(dtype) if on_numpy else xp.asarray(res.x.tolist(), dtype=dtype)
         return xn, float(res.fun), int(res.nfev)
