@@ -11,7 +11,7 @@ the commuting fast path applies); queries are moved by W2 = 1. Saves
 
 ``--protocol`` also prints the figures of the synthetic protocol: commuting N = 5000,
 d = 25, beta = 1; non-commuting N = 1000, d = 10, beta = 1 (full path: minutes on two
-cores); and the collapse at beta = 0.1.
+cores), with a diagnosis of the lost queries; and the collapse at beta = 0.1.
 """
 import argparse
 import os
@@ -62,7 +62,25 @@ def protocol(n_noncommuting):
                     f" ({res.path} path, {t:.1f} s)")
             print(line, flush=True)
             rows.append(line)
+            if not comm and radius < 1.0:
+                diagnose(mem, m, S, idx, qm, qS, res)
     return rows
+
+
+def diagnose(mem, m, S, idx, qm, qS, res):
+    """Why queries are lost: their source is not a fixed point at this beta."""
+    short = mem.retrieve(qm, qS, maxiter=10)
+    print(f"  with the original code's budget (maxiter=10): retrieved "
+          f"{retrieval_rate(mem, short, idx)[0]:.1%}", flush=True)
+    lost = idx[res.index != idx]
+    if lost.size == 0:
+        return
+    again = mem.retrieve(m[lost], S[lost], maxiter=300)
+    D = mem.distances(m[lost], S[lost])
+    D[np.arange(lost.size), lost] = np.inf
+    print(f"  lost sources {lost.tolist()}: retrieval started exactly on them ends nearest "
+          f"{again.index.tolist()} (converged {again.converged.tolist()}); their nearest "
+          f"neighbours are at W2^2 = {np.round(D.min(axis=1), 2).tolist()}", flush=True)
 
 
 def main(argv=None):
