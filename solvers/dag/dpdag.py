@@ -758,6 +758,14 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
         ``W``, ``adjacency``, ``order`` (the mode order), plus ``edge_probs`` (marginal
         ``P(A_ij = 1)`` under q), ``model`` (a :class:`DPDAG`), ``sample_dags(n, rng)``,
         ``sigma2``, ``W_vi`` (the variational weights before the refit).
+
+    Examples
+    --------
+    >>> from solvers.dag import learn_dag, simulate_data, shd
+    >>> X, W, B = simulate_data(d=4, n=500, k=1, rng=0)
+    >>> res = learn_dag(X, method="dpdag", rng=0, max_iter=300)
+    >>> res.is_dag(), res.edge_probs.shape, res.sample_dags(5, rng=0).shape
+    (True, (4, 4), (5, 4, 4))
     """
     from .learn import check_data, make_result
 
