@@ -472,3 +472,9 @@ def test_polish_respects_maxfev():
                        polish=True, maxfev=420)
     # L-BFGS-B may overshoot its maxfun by one gradient (d + 1 evaluations)
     assert res.nfev <= 420 + 4
+
+
+def test_default_budget_grows_with_dimension():
+    kw = dict(vectorized=True, n_particles=2, sigma=0.0, lam=0.0, rng=0)  # frozen particles
+    assert minimize_cbo(sphere, bounds=[(-1, 1)] * 3, **kw).nit == 4000
+    assert minimize_cbo(sphere, bounds=[(-1, 1)] * 25, **kw).nit == 5000

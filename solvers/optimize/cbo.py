@@ -299,7 +299,7 @@ class _Evaluator:
 
 # --------------------------------------------------------------------------- the solver
 
-def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=4000,
+def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=None,
                  alpha=30.0, alpha_growth=1.05, alpha_max=1e5, ess=None, sigma=10.5,
                  lam=0.4, dt=0.01, noise="anisotropic", batch_size=None, memory=False,
                  n_runs=1, x0_spread=None, maxfev=None, xtol=1e-8, ftol=0.0, f_target=None,
@@ -321,7 +321,8 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     package ConsensusBasedX.jl uses :math:`\sqrt{2\Delta t}`). ``alpha`` is multiplied by
     ``alpha_growth`` after every step, up to ``alpha_max``.
 
-    The defaults (20 particles, 4000 steps = 80 000 evaluations, ``sigma=10.5``,
+    The defaults (20 particles, 4000 steps = 80 000 evaluations up to d = 20 and
+    ``200 d`` steps above, ``sigma=10.5``,
     ``lam=0.4``, ``dt=0.01``, alpha from 30 growing by 5 % per step to 1e5, anisotropic
     noise) were calibrated on shifted Rastrigin, Ackley and Levy functions in d = 20; see
     the user guide for the measured success rates and the parameter guide.
@@ -345,7 +346,8 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     n_particles : int, optional
         Particles per run, ``N >= 2``.
     maxiter : int, optional
-        Steps per run; each step evaluates the ``N`` particles of each run once.
+        Steps per run; each step evaluates the ``N`` particles of each run once. Default
+        ``max(4000, 200 * d)``.
     alpha : float, optional
         Initial inverse temperature of the Gibbs weights.
     alpha_growth : float, optional
@@ -468,7 +470,6 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     # ---- options
     N = check_int(n_particles, "n_particles", minimum=2)
     M = check_int(n_runs, "n_runs", minimum=1)
-    maxiter = check_int(maxiter, "maxiter", minimum=1)
     alpha = check_positive(alpha, "alpha", strict=False)
     alpha_growth = check_positive(alpha_growth, "alpha_growth")
     alpha_max = check_positive(alpha_max, "alpha_max")
@@ -521,6 +522,8 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     else:
         low_h, width_h = box[0], box[1] - box[0]
 
+    maxiter = max(4000, 200 * d) if maxiter is None else check_int(maxiter, "maxiter",
+                                                                     minimum=1)
     draws = Draws(rng, cx)
     u = draws.uniform(0.0, 1.0, (M, N, d), dtype=dtype)
     low = cx.asarray(low_h.tolist(), dtype=dtype) if not is_numpy_namespace(cx) else \
