@@ -707,7 +707,7 @@ _DEFAULT_LR = {"diag": 1e-2, "full": 1e-2}
 def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
                        method="lightsb", optimizer="lbfgs", batch_size=128, maxiter=None,
                        lr=None, lr_decay=0.05, validation_fraction=0.1, patience=10,
-                       init_scale=1.0, rng=None, callback=None, progress=False,
+                       init_scale=1.0, n_restarts=1, rng=None, callback=None, progress=False,
                        backend="auto"):
     """Fit a Schrödinger bridge (entropic OT plan) between two sample sets with LightSB.
 
@@ -746,6 +746,12 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
         L-BFGS only: iterations without held-out improvement before stopping.
     init_scale : float
         Initial ``S_k = init_scale * I``.
+    n_restarts : int
+        Independent fits from different initial means (each with the full ``maxiter``);
+        the one with the lowest held-out loss (L-BFGS; the full-data loss for Adam or
+        without a held-out part) is returned, its scores in ``restart_scores``. In high
+        dimension the fit's local optimum matters (benchmark D = 64, eps = 10: cBW2-UVP
+        1.83 %, 0.014 % and 2.10 % for seeds 0, 1, 2).
     rng : None, int or numpy.random.Generator
         Initial means (K rows of ``x1``), minibatches and the held-out split.
     callback : callable, optional
@@ -811,6 +817,7 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     patience = check_int(patience, "patience", minimum=1)
     init_scale = check_positive(init_scale, "init_scale")
+    n_restarts = check_int(n_restarts, "n_restarts", minimum=1)
     if maxiter is None:
         maxiter = 10000 if optimizer == "adam" else 500
     maxiter = check_int(maxiter, "maxiter", minimum=1)
@@ -842,36 +849,57 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     D = x0.shape[1]
     draws = Draws(check_rng(rng), xp)
 
-    # initialisation: means from K target samples, S = init_scale I, uniform weights
-    r = xp.take(x1, draws.choice(x1.shape[0], K, replace=False), axis=0)
-    la = xp.full((K,), -math.log(K), dtype=dtype)
-    if covariance == "diag":
-        q = xp.full((K, D), math.log(init_scale), dtype=dtype)
-    else:
-        q = xp.broadcast_to(math.sqrt(init_scale) * xp.eye(D, dtype=dtype), (K, D, D))
-        q = q * xp.ones((K, 1, 1), dtype=dtype)
-    params = _Params(la, r, q, covariance)
+    def initial_params():
+        # means from K target samples, S = init_scale I, uniform weights
+        r = xp.take(x1_all, draws.choice(x1_all.shape[0], K, replace=False), axis=0)
+        la = xp.full((K,), -math.log(K), dtype=dtype)
+        if covariance == "diag":
+            q = xp.full((K, D), math.log(init_scale), dtype=dtype)
+        else:
+            q = xp.broadcast_to(math.sqrt(init_scale) * xp.eye(D, dtype=dtype), (K, D, D))
+            q = q * xp.ones((K, 1, 1), dtype=dtype)
+        return _Params(la, r, q, covariance)
+
+    x1_all = x1
+    params = initial_params()
     # small (batch, K) slices: the generic path beats the Numba call overhead here
     lse_backend = "numpy" if be.name == "numba" else "auto"
+    use_numba = be.name == "numba"
+    chunk = max(256, int(2 ** 21 // max((K + 2) * D * (D if covariance == "full" else 1), 1)))
+    x0v = x1v = None
+    if optimizer == "lbfgs" and validation_fraction > 0:
+        n0v = max(1, int(round(validation_fraction * x0.shape[0])))
+        n1v = max(1, int(round(validation_fraction * x1.shape[0])))
+        p0, p1 = draws.permutation(x0.shape[0]), draws.permutation(x1.shape[0])
+        x0v, x0 = xp.take(x0, p0[:n0v], axis=0), xp.take(x0, p0[n0v:], axis=0)
+        x1v, x1 = xp.take(x1, p1[:n1v], axis=0), xp.take(x1, p1[n1v:], axis=0)
 
-    if optimizer == "adam":
-        params, history, nit, status, message = _adam(
-            x0, x1, params, epsilon, xp, draws=draws, batch_size=batch_size, maxiter=maxiter,
-            lr=lr, lse_backend=lse_backend, callback=callback, progress=progress,
-            decay=lr_decay, use_numba=be.name == "numba")
-    else:
-        x0v = x1v = None
-        if validation_fraction > 0:
-            n0v = max(1, int(round(validation_fraction * x0.shape[0])))
-            n1v = max(1, int(round(validation_fraction * x1.shape[0])))
-            p0, p1 = draws.permutation(x0.shape[0]), draws.permutation(x1.shape[0])
-            x0v, x0 = xp.take(x0, p0[:n0v], axis=0), xp.take(x0, p0[n0v:], axis=0)
-            x1v, x1 = xp.take(x1, p1[:n1v], axis=0), xp.take(x1, p1[n1v:], axis=0)
-        chunk = max(256, int(2 ** 21 // max((K + 2) * D * (D if covariance == "full" else 1), 1)))
-        params, history, nit, status, message = _lbfgs(
-            x0, x1, params, epsilon, xp, maxiter=maxiter, lse_backend=lse_backend,
-            callback=callback, progress=progress, chunk=chunk, x0_val=x0v, x1_val=x1v,
-            patience=patience, use_numba=be.name == "numba")
+    runs = []
+    for restart in range(n_restarts):
+        if restart > 0:
+            params = initial_params()
+        if optimizer == "adam":
+            out = _adam(x0, x1, params, epsilon, xp, draws=draws, batch_size=batch_size,
+                        maxiter=maxiter, lr=lr, lse_backend=lse_backend, callback=callback,
+                        progress=progress, decay=lr_decay, use_numba=use_numba)
+        else:
+            out = _lbfgs(x0, x1, params, epsilon, xp, maxiter=maxiter, lse_backend=lse_backend,
+                         callback=callback, progress=progress, chunk=chunk, x0_val=x0v,
+                         x1_val=x1v, patience=patience, use_numba=use_numba)
+        if n_restarts > 1:
+            # score on the held-out part when there is one, else on all the data
+            sx, sy = (x0v, x1v) if x0v is not None else (x0, x1)
+            score, _ = _loss_and_grad(sx, sy, out[0], epsilon, xp, lse_backend, chunk,
+                                      use_numba)
+            score = float(score)
+        else:
+            score = math.nan
+        runs.append((score, out))
+        if out[3] == STOPPED_BY_CALLBACK[0]:
+            break
+    scores = [sc for sc, _ in runs]
+    best = min(range(len(runs)), key=lambda i: scores[i] if math.isfinite(scores[i]) else math.inf)
+    params, history, nit, status, message = runs[best][1]
 
     # fix the gauge: normalise the weights
     la = params.la - logsumexp(params.la, backend=lse_backend)
@@ -885,7 +913,7 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
         S=be.to_input(_S_matrices(params, xp)), epsilon=epsilon, covariance=covariance,
         fun=float(hist[-1]) if hist.size else math.nan, loss=hist, nit=nit,
         success=status == 0 and finite, status=status, message=message,
-        optimizer=optimizer, n_components=K, backend=backend,
+        optimizer=optimizer, n_components=K, backend=backend, restart_scores=scores,
         fit_seconds=time.perf_counter() - start_time)
     res._params = params
     res._eig = None
