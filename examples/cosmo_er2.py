@@ -66,7 +66,11 @@ def main():
               f"edges {acc['nnz']:3d}/{int(B.sum())}  {sec:.2f} s  (DAG: {res.is_dag()})")
 
     G_true = to_networkx(W)
-    pos = nx.spring_layout(G_true, seed=0)
+    # layered layout: causes on the left, effects on the right
+    for layer, nodes in enumerate(nx.topological_generations(G_true)):
+        for v in nodes:
+            G_true.nodes[v]["layer"] = layer
+    pos = nx.multipartite_layout(G_true, subset_key="layer")
     fig, axes = plt.subplots(1, 3, figsize=(15, 5))
     draw(axes[0], G_true, G_true, pos, f"true ER2 graph, d={args.d}, {int(B.sum())} edges")
     for ax, (name, (res, acc)) in zip(axes[1:], results.items()):
