@@ -3,7 +3,7 @@
 Public names are loaded lazily from their areas on first access, so ``import solvers``
 stays light (it never imports cupy, and imports numba kernels only when they run).
 """
-import importlib
+from ._lazy import lazy_exports
 
 __version__ = "0.1.0.dev0"
 
@@ -42,19 +42,4 @@ _SUBMODULES = ("lse", "optimize", "transport", "memory", "dag", "qubo")
 __all__ = sorted(_EXPORTS) + list(_SUBMODULES)
 
 
-def __getattr__(name):
-    if name in _SUBMODULES:
-        return importlib.import_module(f"solvers.{name}")
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'solvers' has no attribute {name!r}")
-    try:
-        value = getattr(importlib.import_module(module), name)
-    except (ModuleNotFoundError, AttributeError) as exc:
-        raise AttributeError(f"solvers.{name} is not available yet ({exc})") from None
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _SUBMODULES)

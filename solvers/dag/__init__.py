@@ -6,8 +6,7 @@ Convention: ``W[i, j] != 0`` is the edge ``i -> j`` (column ``j`` holds the pare
 Learners load lazily (``learn_dag`` imports a method's module on first use), and so do the
 DP-DAG names, so this package imports quickly and never imports numba or cupy.
 """
-import importlib
-
+from .._lazy import lazy_exports
 from .simulate import (simulate_dag, simulate_weights, simulate_linear_sem, simulate_data,
                        SEMData)
 from .metrics import shd, tpr, fdr, f1_score, auroc, nhd, count_accuracy
@@ -34,17 +33,4 @@ __all__ = sorted([
 ])  # lazy names are left out so ``from solvers.dag import *`` works before they exist
 
 
-def __getattr__(name):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'solvers.dag' has no attribute {name!r}")
-    try:
-        value = getattr(importlib.import_module(module), name)
-    except (ModuleNotFoundError, AttributeError) as exc:
-        raise AttributeError(f"solvers.dag.{name} is not available yet ({exc})") from None
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(__all__) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -10,7 +10,7 @@ Public functions (loaded lazily so ``import solvers`` stays light):
   non-dominated set and its hypervolume;
 - :func:`minimize_qubo` -- simulated annealing (Numba, many reads in parallel; CuPy).
 """
-import importlib
+from .._lazy import lazy_exports
 
 _EXPORTS = {
     "qubo_moments": "solvers.qubo.moments",
@@ -27,14 +27,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'solvers.qubo' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
