@@ -27,7 +27,6 @@ Metrics (BW2-UVP convention, with the 1/2 factors):
 \\Sigma_P^{1/2})^{1/2}`, and
 :math:`\\mathrm{UVP} = 100\\,\\mathrm{BW}_2^2 / (\\tfrac12 \\operatorname{Var} p_1)` in percent.
 """
-import math
 
 import numpy as np
 

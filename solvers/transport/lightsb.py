@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from .._lib.backend import resolve_backend
-from .._lib.namespace import array_namespace, is_numpy_namespace, is_cupy_namespace
+from .._lib.namespace import array_namespace, is_numpy_namespace
 from .._lib.results import OptimizeResult, call_callback, Progress, STOPPED_BY_CALLBACK
 from .._lib.rng import Draws, check_rng
 from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
