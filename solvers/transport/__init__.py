@@ -3,7 +3,7 @@
 Names load lazily from their modules (this package is shared by the LightSB and the
 associative-memory work: each adds its names to ``_EXPORTS`` and nothing else here).
 """
-import importlib
+from .._lazy import lazy_exports
 
 _EXPORTS = {
     # Bures–Wasserstein geometry (bures.py)
@@ -18,24 +18,10 @@ _EXPORTS = {
     # LightSB (lightsb.py)
     "schrodinger_bridge": "solvers.transport.lightsb",
     "SchrodingerBridgeResult": "solvers.transport.lightsb",
+    "bridge_from_parameters": "solvers.transport.lightsb",
 }
 
 __all__ = sorted(_EXPORTS) + ["benchmark"]
 
 
-def __getattr__(name):
-    if name == "benchmark":
-        return importlib.import_module("solvers.transport.benchmark")
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'solvers.transport' has no attribute {name!r}")
-    try:
-        value = getattr(importlib.import_module(module), name)
-    except (ModuleNotFoundError, AttributeError) as exc:
-        raise AttributeError(f"solvers.transport.{name} is not available yet ({exc})") from None
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, ("benchmark",))
