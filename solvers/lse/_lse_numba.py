@@ -160,9 +160,10 @@ def _as_three_axes(x, axes):
         x = np.moveaxis(x, list(axes), list(range(ndim - len(axes), ndim)))
         axes = tuple(range(len(rest), ndim))
     shape = x.shape
-    pre = int(np.prod(shape[:axes[0]], dtype=np.int64))
-    n = int(np.prod(shape[axes[0]:axes[-1] + 1], dtype=np.int64))
-    post = int(np.prod(shape[axes[-1] + 1:], dtype=np.int64))
+    # math.prod on tuples: np.prod costs ~10 us a call, a third of a small reduction
+    pre = math.prod(shape[:axes[0]])
+    n = math.prod(shape[axes[0]:axes[-1] + 1])
+    post = math.prod(shape[axes[-1] + 1:])
     return np.ascontiguousarray(x).reshape(pre, n, post)
 
 

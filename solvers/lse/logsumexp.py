@@ -127,6 +127,19 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, backen
     NaN, as in :func:`scipy.special.logsumexp`. The Numba path accumulates in float64 even
     for float32 input. Complex input is not supported.
 
+    Raises
+    ------
+    TypeError
+        Complex or non-numeric input, or a non-integer axis.
+    ValueError
+        An axis out of bounds or repeated, ``b`` that does not broadcast against ``a``, or an
+        unknown / unusable ``backend``.
+
+    References
+    ----------
+    .. [1] P. Blanchard, D. J. Higham, N. J. Higham, "Accurately computing the log-sum-exp
+       and softmax functions", IMA Journal of Numerical Analysis 41(4), 2021.
+
     Examples
     --------
     >>> import numpy as np
@@ -170,6 +183,29 @@ def log_softmax(x, axis=None):
     Shifting by the max before the subtraction keeps full precision even when ``x`` is of
     order 1e300 (where ``x - logsumexp(x)`` would round the ``log 2`` away).
 
+    Parameters
+    ----------
+    x : array_like
+        Real input of any Array API namespace.
+    axis : None, int or tuple of ints, optional
+        Axes along which the weights are normalised; ``None`` uses all.
+
+    Returns
+    -------
+    array
+        Same shape and dtype as ``x``; ``logsumexp`` of it along ``axis`` is zero.
+
+    Raises
+    ------
+    TypeError
+        Complex or non-numeric input.
+
+    References
+    ----------
+    .. [1] P. Blanchard, D. J. Higham, N. J. Higham, "Accurately computing the log-sum-exp
+       and softmax functions", IMA Journal of Numerical Analysis 41(4), 2021.
+
+
     Examples
     --------
     >>> import numpy as np
@@ -189,6 +225,29 @@ def softmax(x, axis=None):
 
     Stable for any spread of ``x`` (no overflow for ``x`` of order 1e300). ``-inf`` entries
     get weight 0; a slice of only ``-inf`` gives NaN, as in SciPy.
+
+    Parameters
+    ----------
+    x : array_like
+        Real input of any Array API namespace.
+    axis : None, int or tuple of ints, optional
+        Axes along which the weights sum to one; ``None`` uses all.
+
+    Returns
+    -------
+    array
+        Non-negative weights, same shape and dtype as ``x``.
+
+    Raises
+    ------
+    TypeError
+        Complex or non-numeric input.
+
+    References
+    ----------
+    .. [1] P. Blanchard, D. J. Higham, N. J. Higham, "Accurately computing the log-sum-exp
+       and softmax functions", IMA Journal of Numerical Analysis 41(4), 2021.
+
 
     Examples
     --------
@@ -210,6 +269,44 @@ def logsumexp_partial(a, axis=None, *, xp=None):
     Partials of disjoint chunks combine with :func:`logsumexp_merge` into the log-sum-exp
     of the union, without loss (``log(s) + m``). A chunk of only ``-inf`` gives
     ``(-inf, 0)``.
+
+    Parameters
+    ----------
+    a : array_like
+        Real input.
+    axis : None or int, optional
+        Axis to reduce; ``None`` reduces all.
+    xp : module, optional
+        Namespace to use (detected from ``a`` by default).
+
+    Returns
+    -------
+    m : array
+        The maximum along ``axis``.
+    s : array
+        ``sum(exp(a - m))`` along ``axis`` (between 1 and the number of terms, or 0).
+
+    Raises
+    ------
+    TypeError
+        Complex or non-numeric input.
+
+    See Also
+    --------
+    logsumexp_merge
+
+    References
+    ----------
+    .. [1] M. Milakov, N. Gimelshein, "Online normalizer calculation for softmax",
+       arXiv:1805.02867, 2018 (the streaming (max, sum) merge).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import logsumexp_partial
+    >>> m, s = logsumexp_partial(np.array([0.0, 0.0, -np.inf]))
+    >>> float(m), float(s)
+    (0.0, 2.0)
     """
     xp = array_namespace(a) if xp is None else xp
     a = as_float_array(a, xp, "a")
@@ -229,6 +326,32 @@ def logsumexp_merge(maxes, sums, axis=0):
 
     so that ``log(s) + m`` is the log-sum-exp over all chunks. Chunks with ``m_j = -inf``
     contribute nothing.
+
+    Parameters
+    ----------
+    maxes : array_like
+        Chunk maxima ``m_j`` (from :func:`logsumexp_partial`), stacked along ``axis``.
+    sums : array_like
+        Matching scaled sums ``s_j``.
+    axis : int, optional
+        The axis along which chunks are stacked.
+
+    Returns
+    -------
+    m : array
+        The overall maximum.
+    s : array
+        The overall scaled sum.
+
+    Raises
+    ------
+    TypeError
+        Complex or non-numeric input.
+
+    References
+    ----------
+    .. [1] M. Milakov, N. Gimelshein, "Online normalizer calculation for softmax",
+       arXiv:1805.02867, 2018.
 
     Examples
     --------

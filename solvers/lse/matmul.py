@@ -46,7 +46,14 @@ def logsumexp_matmul(A, B, *, log_b=None, block_size=2048, backend="auto"):
     Raises
     ------
     ValueError
-        Mismatched inner dimensions or a block size below 1.
+        Mismatched inner dimensions, a block size below 1, or ``log_b`` of the wrong shape.
+
+    References
+    ----------
+    .. [1] E. Wijmans, B. Huval, A. Hertzberg, V. Koltun, P. Krähenbühl, "Cut Your Losses in
+       Large-Vocabulary Language Models", ICLR 2025 (Cut Cross-Entropy: the blocked idea).
+    .. [2] M. Milakov, N. Gimelshein, "Online normalizer calculation for softmax",
+       arXiv:1805.02867, 2018 (the streaming merge).
 
     Examples
     --------

@@ -92,6 +92,24 @@ def minimize(fun, x0=None, method="cbo", *, bounds=None, callback=None, options=
         Unknown method.
     TypeError
         An option the method does not accept.
+
+    See Also
+    --------
+    scipy.optimize.minimize : the interface this router follows.
+
+    References
+    ----------
+    .. [1] P. Virtanen et al., "SciPy 1.0: fundamental algorithms for scientific computing
+       in Python", Nature Methods 17, 2020 (the ``minimize`` conventions followed here).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import minimize
+    >>> res = minimize(lambda x: float(np.sum((x - 1.0) ** 2)), None, method="cbo",
+    ...                bounds=[(-3, 3)] * 2, maxiter=300, rng=0)
+    >>> bool(np.allclose(res.x, 1.0, atol=1e-2))
+    True
     """
     if not isinstance(method, str):
         raise TypeError(f"method must be a string, got {type(method).__name__}")
