@@ -58,3 +58,31 @@ def _write_gallery():
 
 
 _write_gallery()
+
+
+def _write_benchmarks_page():
+    """benchmarks.rst from the README's performance table (one source for both)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "README.md"), encoding="utf-8") as fh:
+        readme = fh.read()
+    section = readme.split("## Performance", 1)[1].split("\n## ", 1)[0]
+    intro = [line for line in section.strip().splitlines() if not line.startswith("|")]
+    rows = [line.strip().strip("|").split(" | ") for line in section.splitlines()
+            if line.startswith("|") and not line.startswith("|---")]
+
+    def cell(text):
+        return text.strip().replace("`", "``").replace("\\|", "|")
+
+    lines = ["Benchmarks", "==========", "", *[cell(i) for i in intro if i.strip()], "",
+             "The same table is in the README; every figure comes with the command that",
+             "produced it (asv benchmarks live in ``benchmarks/``, side-by-side scripts in",
+             "``benchmarks/peers/``).", "",
+             ".. list-table::", "   :header-rows: 1", "   :widths: 30 40 30", ""]
+    for row in rows:
+        lines.append(f"   * - {cell(row[0])}")
+        lines += [f"     - {cell(c)}" for c in row[1:]]
+    with open(os.path.join(here, "benchmarks.rst"), "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+_write_benchmarks_page()
