@@ -134,7 +134,18 @@ def consensus(x, energies, alpha, *, backend="auto"):
     Raises
     ------
     ValueError
-        Mismatched shapes, non-finite particles, or a negative or infinite ``alpha``.
+        ``x`` not 2-d or 3-d, ``energies`` not matching ``x.shape[:-1]``, non-finite
+        particles, a negative, NaN or infinite ``alpha``, or an unknown ``backend`` (or
+        ``"cupy"`` without a usable GPU).
+    TypeError
+        Complex or non-numeric ``x`` or ``energies``, or a non-real ``alpha``.
+
+    References
+    ----------
+    .. [1] R. Pinnau, C. Totzeck, O. Tse, S. Martin, "A consensus-based model for global
+       optimization and its mean-field limit", Math. Models Methods Appl. Sci. 27 (2017).
+    .. [2] J. A. Carrillo, S. Jin, L. Li, Y. Zhu, "A consensus-based global optimization
+       method for high dimensional machine learning problems", ESAIM: COCV 27 (2021).
 
     Examples
     --------
@@ -429,10 +440,15 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     Raises
     ------
     ValueError
-        Missing or malformed ``bounds``/``x0`` (shape, NaN, low >= high), an invalid
-        option value, or a vectorized ``fun`` returning the wrong shape.
+        Missing or malformed ``bounds``/``x0`` (shape, NaN or inf, low >= high, bounds and
+        ``x0`` of different dimensions), an invalid option value (e.g. ``n_particles < 2``,
+        ``ess`` outside ``(0, 1]``, ``batch_size > n_particles``, a non-positive
+        ``x0_spread``, an unknown ``noise`` or ``backend``), ``workers`` together with
+        ``vectorized=True``, ``maxfev`` below one step (``n_runs * n_particles``
+        evaluations), or a vectorized ``fun`` returning the wrong shape.
     TypeError
-        ``fun`` not callable or not returning a real scalar, or options of the wrong type.
+        ``fun`` not callable or not returning a real scalar, or options of the wrong type
+        (e.g. a float ``n_particles``, an invalid ``rng``).
 
     See Also
     --------
@@ -445,8 +461,14 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
        optimization and its mean-field limit", Math. Models Methods Appl. Sci. 27 (2017).
     .. [2] J. A. Carrillo, S. Jin, L. Li, Y. Zhu, "A consensus-based global optimization
        method for high dimensional machine learning problems", ESAIM: COCV 27 (2021).
-    .. [3] M. Fornasier, T. Klock, K. Riedl, "Consensus-based optimization methods converge
+    .. [3] M. Fornasier, T. Klock, K. Riedl, "Convergence of anisotropic consensus-based
+       optimization in mean-field law", EvoApplications 2022, LNCS 13224 (2022),
+       arXiv:2111.08136 (2021).
+    .. [4] M. Fornasier, T. Klock, K. Riedl, "Consensus-based optimization methods converge
        globally", SIAM J. Optim. (2024).
+    .. [5] R. Bailo, A. Barbaro, S. N. Gomes, K. Riedl, T. Roith, C. Totzeck, U. Vaes,
+       "CBX: Python and Julia packages for consensus-based interacting particle methods",
+       J. Open Source Softw. 9 (2024) (CBXpy, whose noise convention is used here).
 
     Examples
     --------

@@ -61,12 +61,36 @@ def default_beta_range(Q, c=None, *, vartype="binary"):
 
     Parameters
     ----------
-    Q, c, vartype
-        As in :func:`minimize_qubo`.
+    Q : array_like, scipy.sparse matrix, dict or dimod.BinaryQuadraticModel
+        The ``(n, n)`` matrix, as in :func:`minimize_qubo` (no stacks).
+    c : array_like, optional
+        Linear coefficients ``(n,)``.
+    vartype : {"binary", "spin"}
+        Domain of the variables; spin problems are first rewritten in binary variables.
 
     Returns
     -------
     tuple of float
+        ``(beta_hot, beta_cold)``; ``(1.0, 1.0)`` when every coefficient is zero.
+
+    Raises
+    ------
+    ValueError
+        A non-square, stacked or non-finite ``Q``, ``c`` of the wrong shape or not finite,
+        or an unknown ``vartype``.
+    TypeError
+        A dict key that is not a pair ``(i, j)``, or ``c`` given with a
+        BinaryQuadraticModel.
+
+    Notes
+    -----
+    For dense ``n > 2000`` the percentile is taken over a regular subsample of ``W``.
+    Since ``D_min <= D_max``, ``beta_cold > beta_hot`` always.
+
+    References
+    ----------
+    .. [1] S. Kirkpatrick, C. D. Gelatt, M. P. Vecchi, "Optimization by simulated
+       annealing", Science 220 (1983).
 
     Examples
     --------
@@ -199,7 +223,15 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
     Raises
     ------
     ValueError
-        Bad ``Q`` (non-square, NaN), bad schedule, ``n_reads`` or ``n_sweeps`` < 1.
+        Bad ``Q`` (non-square, stacked, NaN or inf), ``c`` or ``offset`` of the wrong shape;
+        an unknown ``method``, ``vartype``, ``coupling_dtype``, ``backend`` or
+        ``beta_schedule`` name; a ``beta_schedule`` sequence that is not 1-d, empty or
+        negative; a ``beta_range`` that is not two positive finite numbers; ``n_reads``
+        or ``n_sweeps`` < 1; ``x0`` of the wrong shape or with entries outside the
+        vartype's values; or ``backend="cupy"`` without a usable GPU.
+    TypeError
+        ``n_reads``, ``n_sweeps`` not integers, an invalid ``rng``, a dict key that is not
+        a pair ``(i, j)``, or ``c`` given with a BinaryQuadraticModel.
 
     Notes
     -----

@@ -39,7 +39,47 @@ __all__ = ["qubo_moments", "QuboMoments"]
 
 
 class QuboMoments(NamedTuple):
-    """Mean and variance of a QUBO objective (arrays of shape ``(k,)`` for a stack)."""
+    """Mean and variance of a QUBO objective, as returned by :func:`qubo_moments`.
+
+    A :class:`typing.NamedTuple`, so ``mean, var = qubo_moments(Q)`` unpacks it.
+
+    Parameters
+    ----------
+    mean : float or array
+        Expected value of the objective (shape ``(k,)`` for a stack of ``k`` objectives).
+    var : float or array
+        Its variance, same shape as ``mean``.
+
+    Attributes
+    ----------
+    mean : float or array
+        As above.
+    var : float or array
+        As above.
+    std : float or array
+        Standard deviation, ``sqrt(var)`` (a property).
+
+    Notes
+    -----
+    A plain container: the constructor validates nothing and raises nothing. It assumes
+    ``var >= 0`` (which :func:`qubo_moments` guarantees), else ``std`` is NaN or complex.
+
+    References
+    ----------
+    .. [1] J. Lee, T. Gerlach, N. Piatkowski, "Standardization of multi-objective QUBOs",
+       IEEE QCE 2025, arXiv:2504.12419.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.qubo import qubo_moments
+    >>> m = qubo_moments(np.array([[1.0, 2.0], [0.0, -1.0]]))   # f in {0, 1, -1, 2}
+    >>> mean, var = m                                             # a named tuple
+    >>> round(mean, 12), round(var, 12)
+    (0.5, 1.25)
+    >>> bool(np.isclose(m.std, np.sqrt(1.25)))
+    True
+    """
 
     mean: object
     var: object
@@ -84,8 +124,12 @@ def qubo_moments(Q, c=None, offset=0.0, *, p=None, weight=None, vartype="binary"
     Raises
     ------
     ValueError
-        Non-square or non-finite ``Q``, ``p`` outside ``[0, 1]``, ``weight`` outside
-        ``[0, n]``, or both ``p`` and ``weight`` given.
+        Non-square or non-finite ``Q``, ``c`` or ``offset`` of the wrong shape or not
+        finite, unknown ``vartype``, ``p`` outside ``[0, 1]`` or of the wrong shape,
+        ``weight`` outside ``[0, n]``, or both ``p`` and ``weight`` given.
+    TypeError
+        ``weight`` not an integer, a dict key that is not a pair ``(i, j)``, or ``c``
+        given together with a BinaryQuadraticModel.
 
     Notes
     -----

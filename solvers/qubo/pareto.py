@@ -24,10 +24,27 @@ def pareto_front(points):
     Parameters
     ----------
     points : array_like, shape (m, k)
+        ``m`` points in ``k`` objectives, all minimized.
 
     Returns
     -------
     numpy.ndarray of bool, shape (m,)
+        True for the rows no other row dominates (the first of equal rows only).
+
+    Raises
+    ------
+    ValueError
+        ``points`` not 2-d, or with entries that cannot be converted to float.
+
+    Notes
+    -----
+    ``points`` are assumed finite; this is not checked. A NaN compares false, so a row
+    holding one is neither dominated nor dominating and is kept. Cost ``O(m^2 k)``.
+
+    References
+    ----------
+    .. [1] E. Zitzler, L. Thiele, "Multiobjective optimization using evolutionary
+       algorithms -- a comparative case study", PPSN V (1998) (Pareto dominance, the non-dominated set).
 
     Examples
     --------
@@ -64,11 +81,27 @@ def hypervolume(points, reference):
     Parameters
     ----------
     points : array_like, shape (m, k)
+        ``m`` points in ``k`` objectives, all minimized; dominated points and duplicates
+        are allowed (they add nothing).
     reference : array_like, shape (k,)
+        Reference point bounding the dominated region from above.
 
     Returns
     -------
     float
+        The Lebesgue measure of the region dominated by ``points`` and bounded by
+        ``reference``; 0.0 if no point strictly dominates ``reference``.
+
+    Raises
+    ------
+    ValueError
+        ``points`` not 2-d, ``reference`` not of shape ``(k,)``, or non-finite entries in
+        either.
+
+    References
+    ----------
+    .. [1] E. Zitzler, L. Thiele, "Multiobjective optimization using evolutionary
+       algorithms -- a comparative case study", PPSN V (1998) (the hypervolume, "size of the space covered").
 
     Examples
     --------
@@ -130,6 +163,37 @@ def _flip_bound(Q, c):
 def weight_grid(n_objectives, n_weights):
     """Evenly spaced weights on the simplex: ``n_weights`` per edge (2 objectives: a line).
 
+    Parameters
+    ----------
+    n_objectives : int
+        Number of objectives ``k >= 1``.
+    n_weights : int
+        Number of weights along each edge of the simplex, ``>= 1``; the grid step is
+        ``1 / (n_weights - 1)``. ``n_weights=1`` gives the single vector of equal weights.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m, k)
+        All vectors with entries in ``{0, 1/h, ..., 1}`` (``h = n_weights - 1``) summing to
+        1, in lexicographic order; ``m = C(h + k - 1, k - 1)``.
+
+    Raises
+    ------
+    TypeError
+        ``n_objectives`` or ``n_weights`` not an integer.
+    ValueError
+        ``n_objectives`` or ``n_weights`` below 1.
+
+    Notes
+    -----
+    All ``(h + 1)^k`` integer tuples are enumerated and filtered, so this is meant for
+    the few objectives of a weight sweep.
+
+    References
+    ----------
+    .. [1] J. Lee, T. Gerlach, N. Piatkowski, "Standardization of multi-objective QUBOs",
+       IEEE QCE 2025, arXiv:2504.12419. (weight sweeps of the scalarized objectives).
+
     Examples
     --------
     >>> from solvers.qubo.pareto import weight_grid
@@ -168,6 +232,8 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
     p, weight : optional
         Measure for ``scaling="variance"`` (see :func:`qubo_moments`).
     vartype : {"binary", "spin"}
+        Domain of the variables, ``{0, 1}`` or ``{-1, +1}`` (BinaryQuadraticModels bring
+        their own).
     penalty : objective, optional
         A constraint penalty (``Q``, ``(Q, c)`` or ``(Q, c, offset)``), zero on feasible
         points and at least 1 on infeasible ones, e.g. ``(sum(x) - K)^2`` for a
@@ -187,6 +253,8 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
         among the solutions plus 10 % of its range. Pass the same reference to compare
         sweeps.
     rng : None, int or numpy.random.Generator
+        Seeds the annealer; one generator is shared by the whole sweep, so a fixed seed
+        reproduces the whole result.
     **solver_options
         Passed to :func:`minimize_qubo` (``n_reads``, ``n_sweeps``, ``backend``, ...).
 
@@ -202,7 +270,14 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
     Raises
     ------
     ValueError
-        Bad scaling, weights of the wrong width, or a reference that is not finite.
+        Unknown ``scaling``; ``weights`` an int below 1, of the wrong width or not
+        finite; malformed,
+        differently sized or constant objectives (see :func:`scale_qubos`); a
+        ``penalty_scale`` that is neither ``"relative"`` nor a positive number;
+        ``min_weight`` outside ``[0, 1)``; a ``reference`` of the wrong shape or not
+        finite; or a bad solver option (see :func:`minimize_qubo`).
+    TypeError
+        ``objectives`` is not a sequence, or an unknown keyword in ``solver_options``.
 
     References
     ----------

@@ -31,8 +31,46 @@ METHODS = ("variance", "maxabs", "none")
 def as_objective(obj, vartype="binary"):
     """Parse one objective (``Q``, ``(Q, c)``, ``(Q, c, offset)``, dict or BQM).
 
-    Returns a numpy-or-sparse ``(Q, c, offset)`` triple with ``c`` an array (zeros when
-    absent) and the parsed vartype.
+    Parameters
+    ----------
+    obj : array_like, scipy.sparse matrix, dict, dimod.BinaryQuadraticModel or tuple
+        ``Q`` (``(n, n)``, not necessarily symmetric), ``(Q, c)`` or ``(Q, c, offset)``,
+        a dict ``{(i, j): w}`` or a BinaryQuadraticModel (which brings its own vartype,
+        linear biases and offset).
+    vartype : {"binary", "spin"}
+        Domain of the variables, ``{0, 1}`` or ``{-1, +1}``.
+
+    Returns
+    -------
+    Qubo
+        A named tuple with fields ``Q`` (dense array or CSR matrix), ``c`` (an ``(n,)``
+        array, zeros when absent), ``offset``, ``vartype``, ``variables`` (labels for dict
+        or BinaryQuadraticModel input, else None), ``xp`` and ``sparse``; ``.n`` is the
+        number of variables.
+
+    Raises
+    ------
+    ValueError
+        A tuple of length 0 or above 3, a non-square, stacked or non-finite ``Q``, ``c``
+        or ``offset`` of the wrong shape or not finite, or an unknown ``vartype``.
+    TypeError
+        A dict key that is not a pair ``(i, j)``, or ``c`` given with a
+        BinaryQuadraticModel.
+
+    References
+    ----------
+    .. [1] J. Lee, T. Gerlach, N. Piatkowski, "Standardization of multi-objective QUBOs",
+       IEEE QCE 2025, arXiv:2504.12419.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.qubo.scaling import as_objective
+    >>> q = as_objective((np.eye(2), None, 3.0))
+    >>> q.c.tolist(), float(q.offset), q.vartype
+    ([0.0, 0.0], 3.0, 'binary')
+    >>> as_objective({(0, 1): 2.0}).Q.toarray().tolist()
+    [[0.0, 2.0], [0.0, 0.0]]
     """
     if isinstance(obj, tuple):
         if not 1 <= len(obj) <= 3:
@@ -101,6 +139,8 @@ def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype="
         Measure for ``"variance"``: independent Bernoulli(``p``) bits, or uniform over
         Hamming weight ``weight`` (see :func:`qubo_moments`). Default: uniform.
     vartype : {"binary", "spin"}
+        Domain of the variables, ``{0, 1}`` or ``{-1, +1}`` (a BinaryQuadraticModel brings
+        its own).
 
     Returns
     -------
@@ -112,8 +152,13 @@ def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype="
     Raises
     ------
     ValueError
-        Unknown method, objectives of different sizes, or an objective that is constant
-        (zero variance or all-zero coefficients), which cannot be scaled.
+        Unknown method, an empty sequence, a malformed objective (see
+        :func:`~solvers.qubo.scaling.as_objective`), objectives of different sizes or
+        vartypes, a bad ``p`` or ``weight`` (see :func:`qubo_moments`), or an objective
+        that is constant (zero variance or all-zero coefficients), which cannot be scaled.
+    TypeError
+        ``objectives`` is not a sequence (e.g. a string or a single 2-d array), or a
+        malformed dict objective.
 
     References
     ----------
@@ -161,13 +206,32 @@ def scalarize(objectives, weights, *, vartype="binary"):
         As in :func:`scale_qubos` (pass its ``scaled`` output to scalarize scaled
         objectives).
     weights : array_like
-        One real weight per objective.
+        One real weight per objective (any sign; no normalization is applied).
     vartype : {"binary", "spin"}
+        Domain of the variables, ``{0, 1}`` or ``{-1, +1}``.
 
     Returns
     -------
     tuple
         ``(Q, c, offset)``; ``Q`` is sparse if every objective is sparse, dense otherwise.
+
+    Raises
+    ------
+    ValueError
+        ``weights`` not of shape ``(k,)`` for ``k`` objectives or not finite, an empty
+        sequence, a malformed objective, or objectives of different sizes or vartypes.
+    TypeError
+        ``objectives`` is not a sequence, or a malformed dict objective.
+
+    Notes
+    -----
+    ``weights`` are used as given; combine with :func:`scale_qubos` for the
+    unit-variance scalarization of the reference.
+
+    References
+    ----------
+    .. [1] J. Lee, T. Gerlach, N. Piatkowski, "Standardization of multi-objective QUBOs",
+       IEEE QCE 2025, arXiv:2504.12419.
 
     Examples
     --------
@@ -206,6 +270,41 @@ def scalarize(objectives, weights, *, vartype="binary"):
 
 def qubo_energy(objective, X, *, vartype="binary"):
     """Evaluate one objective on samples ``X`` (``(m, n)`` or ``(n,)``) in its vartype.
+
+    Parameters
+    ----------
+    objective : array_like, scipy.sparse matrix, dict, dimod.BinaryQuadraticModel or tuple
+        ``Q``, ``(Q, c)`` or ``(Q, c, offset)``, a dict or a BinaryQuadraticModel (see
+        :func:`~solvers.qubo.scaling.as_objective`).
+    X : array_like, shape (m, n) or (n,)
+        Samples, with entries in ``{0, 1}`` (binary) or ``{-1, +1}`` (spin).
+    vartype : {"binary", "spin"}
+        Domain of the variables of ``objective`` (a BinaryQuadraticModel brings its own).
+
+    Returns
+    -------
+    numpy.ndarray or numpy.float64
+        ``x^T Q x + c^T x + offset`` for every row: shape ``(m,)``, or a scalar for a
+        1-d ``X``.
+
+    Raises
+    ------
+    ValueError
+        A malformed objective (see :func:`~solvers.qubo.scaling.as_objective`), or ``X``
+        whose last axis is not ``n``, with more than 2 dimensions or non-numeric entries
+        (raised by NumPy).
+    TypeError
+        A malformed dict objective, or ``c`` given with a BinaryQuadraticModel.
+
+    Notes
+    -----
+    The entries of ``X`` are not checked against ``vartype``: the polynomial is
+    evaluated at whatever real values are passed. Computed on the host in float64.
+
+    References
+    ----------
+    .. [1] J. Lee, T. Gerlach, N. Piatkowski, "Standardization of multi-objective QUBOs",
+       IEEE QCE 2025, arXiv:2504.12419.
 
     Examples
     --------
