@@ -53,7 +53,24 @@ def dro_dataset(n=20000, d=10, loss="logistic", rng=0):
     Returns
     -------
     X : ndarray, shape (n, d + 1)
+        Last column all ones.
     y : ndarray, shape (n,)
+        Real targets (``"squared"``) or labels in {-1, +1} (``"logistic"``).
+
+    Raises
+    ------
+    TypeError
+        Non-integer ``n`` or ``d``, or an ``rng`` that is not None, an int or a
+        ``numpy.random.Generator``.
+    ValueError
+        ``n < 2``, ``d < 1``, an unknown ``loss``, or a negative ``rng`` seed.
+
+    References
+    ----------
+    .. [1] Z. Hu, L. J. Hong, "Kullback-Leibler divergence constrained distributionally
+       robust optimization", Optimization Online, 2013.
+    .. [2] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
+       optimization of LogSumExp", arXiv:2509.24894, 2025.
 
     Examples
     --------
@@ -94,6 +111,26 @@ def kl_dro_losses(theta, X, y, loss="squared"):
     -------
     losses : array, shape (n,)
     jac : array, shape (n, d)
+        Row ``i`` is :math:`\nabla_\theta \ell_i`.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``loss``, or ``theta``, ``X`` and ``y`` whose shapes do not match
+        (raised by the matrix product).
+    TypeError
+        Arrays from different array libraries.
+
+    Notes
+    -----
+    Inputs are not validated: finite real arrays are assumed, and ``"logistic"`` assumes
+    labels in {-1, +1}. The logistic loss is evaluated as a stable softplus, so it does not
+    overflow for large margins.
+
+    References
+    ----------
+    .. [1] Z. Hu, L. J. Hong, "Kullback-Leibler divergence constrained distributionally
+       robust optimization", Optimization Online, 2013.
 
     Examples
     --------
@@ -140,6 +177,26 @@ def kl_dro_objective(theta, X, y, *, lam, loss="squared", l2=0.0):
     -------
     value : float
     grad : array, shape (d,)
+
+    Raises
+    ------
+    ValueError
+        An unknown ``loss``, or shapes of ``theta``, ``X`` and ``y`` that do not match.
+    TypeError
+        Arrays from different array libraries.
+
+    Notes
+    -----
+    ``lam`` and ``l2`` are not validated: ``lam > 0`` and ``l2 >= 0`` are assumed
+    (``lam = 0`` gives NaN, not an error). The log-sum-exp and softmax are evaluated
+    stably, so large ``losses / lam`` do not overflow.
+
+    References
+    ----------
+    .. [1] Z. Hu, L. J. Hong, "Kullback-Leibler divergence constrained distributionally
+       robust optimization", Optimization Online, 2013.
+    .. [2] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
+       optimization of LogSumExp", arXiv:2509.24894, 2025.
 
     Examples
     --------
@@ -342,6 +399,28 @@ def semidual_ot_objective(v, X, Y, *, eps, a=None, b=None, block_size=1024):
     -------
     value : float
     grad : ndarray, shape (m,)
+
+    Raises
+    ------
+    ValueError
+        ``eps`` not finite or ``<= 0``; ``X`` or ``Y`` not 2-D, non-finite, or with
+        different numbers of columns; weights ``a`` or ``b`` of the wrong length, not
+        positive or not finite; ``v`` whose length is not ``m``; ``block_size = 0``.
+    TypeError
+        Complex or non-numeric ``X``, ``Y``, ``a`` or ``b``, or non-real ``eps``.
+
+    Notes
+    -----
+    ``v`` and ``block_size`` are not validated beyond what the array operations enforce;
+    a finite ``v`` and a positive integer ``block_size`` are assumed. Computations are in
+    float64 numpy.
+
+    References
+    ----------
+    .. [1] A. Genevay, M. Cuturi, G. Peyre, F. Bach, "Stochastic optimization for
+       large-scale optimal transport", NeurIPS 2016.
+    .. [2] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
+       optimization of LogSumExp", arXiv:2509.24894, 2025.
 
     Examples
     --------

@@ -77,6 +77,24 @@ def safe_kl_terms(values, s, rho, *, xp=None):
     w, h : arrays
         Same shape and dtype as ``values``.
 
+    Raises
+    ------
+    ValueError
+        ``rho <= 0`` (from ``math.log``).
+    TypeError
+        ``rho`` that is not a real number.
+
+    Notes
+    -----
+    A low-level helper: ``rho < 1`` and a real floating ``values`` array are assumed, not
+    checked (``rho >= 1`` is accepted but outside the Safe-KL theory). NaN in ``values`` or
+    ``s`` propagates to ``w`` and ``h``.
+
+    References
+    ----------
+    .. [1] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
+       optimization of LogSumExp", arXiv:2509.24894, 2025.
+
     Examples
     --------
     >>> import numpy as np

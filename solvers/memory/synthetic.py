@@ -36,7 +36,28 @@ def synthetic_patterns(n_patterns, dim, *, commuting=True, diagonal=False,
     Returns
     -------
     means : ndarray, shape (N, d)
+        On the sphere of radius ``sqrt(d)``.
     covs : ndarray, shape (N, d, d), or (N, d) with ``diagonal=True``
+        Symmetric positive definite, eigenvalues in ``eig_range``.
+
+    Raises
+    ------
+    TypeError
+        Non-integer ``n_patterns`` or ``dim``, non-real ``eig_range`` entries, or an
+        ``rng`` that is not None, an int or a ``numpy.random.Generator``.
+    ValueError
+        ``n_patterns < 1``, ``dim < 1``, ``eig_range`` entries that are not finite and
+        positive or not exactly two of them, or a negative ``rng`` seed.
+
+    Notes
+    -----
+    ``eig_range`` is not required to be increasing; ``numpy.random.Generator.uniform``
+    accepts either order.
+
+    References
+    ----------
+    .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
+       Bures-Wasserstein space", arXiv:2509.23162 (2025).
 
     Examples
     --------
@@ -80,7 +101,32 @@ def perturb(means, covs, radius, *, commuting=False, rng=None):
     Returns
     -------
     means, covs : ndarray
-        Same shapes as the input.
+        Same shapes as the input; each perturbed Gaussian lies at W2 distance exactly
+        ``radius`` from its source.
+
+    Raises
+    ------
+    ValueError
+        ``radius`` negative or not finite; ``radius`` so large that a perturbed covariance
+        would not be positive definite (the map ``I + E`` must stay positive definite);
+        ``means`` that is not 2-D; a negative ``rng`` seed.
+    TypeError
+        Non-real ``radius``, or an ``rng`` that is not None, an int or a
+        ``numpy.random.Generator``.
+
+    Notes
+    -----
+    ``covs`` are assumed symmetric positive definite and shaped like ``means``; this is not
+    checked. The query covariance is :math:`(I + E)\\Sigma(I + E)` with :math:`E`
+    symmetric, so :math:`x \\mapsto (I + E)x` is the optimal map and the covariance part
+    of :math:`W_2^2` is exactly :math:`\\operatorname{tr}(E \\Sigma E) = r^2/2` [1]_.
+
+    References
+    ----------
+    .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
+       Bures-Wasserstein space", arXiv:2509.23162 (2025).
+    .. [2] A. Takatsu, "Wasserstein geometry of Gaussian measures", Osaka J. Math. 48
+       (2011), 1005-1026.
 
     Examples
     --------
@@ -124,11 +170,52 @@ def retrieval_rate(memory, result, true_index, *, atol=None):
     """Fraction of queries retrieved: the stored pattern nearest (in W2) to the final state
     is the query's source pattern (and, with ``atol``, it lies within ``atol`` in W2).
 
+    Parameters
+    ----------
+    memory : GaussianMemory
+        The memory queried (its ``means``, ``covs`` and ``diagonal_storage`` are read).
+    result : OptimizeResult
+        The output of ``memory.retrieve`` for ``Q`` queries: ``means``, ``covs`` (final
+        states) and ``index`` (nearest stored pattern of each final state).
+    true_index : array of int, shape (Q,)
+        Source pattern of each query.
+    atol : float, optional
+        Also require the final state to lie within ``atol`` (W2) of its source pattern.
+
     Returns
     -------
     rate : float
+        Fraction in [0, 1].
     w2 : ndarray, shape (Q,)
         W2 distance from each retrieved state to its source pattern.
+
+    Raises
+    ------
+    IndexError
+        An entry of ``true_index`` that is not a valid pattern index.
+
+    Notes
+    -----
+    Arrays on the GPU (CuPy) are copied to the host. ``result`` is assumed to come from
+    ``memory.retrieve`` for a batch of queries; shapes are not checked beyond what numpy
+    indexing and broadcasting enforce.
+
+    References
+    ----------
+    .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
+       Bures-Wasserstein space", arXiv:2509.23162 (2025).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import GaussianMemory
+    >>> from solvers.memory import synthetic_patterns, perturb, retrieval_rate
+    >>> m, S = synthetic_patterns(4, 3, rng=0)
+    >>> qm, qS = perturb(m, S, 0.3, rng=1)
+    >>> mem = GaussianMemory(m, S, beta=5.0)
+    >>> rate, w2 = retrieval_rate(mem, mem.retrieve(qm, qS), np.arange(4), atol=1e-2)
+    >>> rate, w2.shape
+    (1.0, (4,))
     """
     from ..transport.bures import bures_wasserstein_distance
 

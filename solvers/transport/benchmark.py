@@ -60,6 +60,25 @@ def bw2_squared(m1, S1, m2, S2):
     Returns
     -------
     array, shape (...)
+        :math:`\\tfrac12 W_2^2`, clipped at zero.
+
+    Raises
+    ------
+    TypeError
+        Complex or non-numeric input, or arrays from different array libraries.
+    ValueError
+        Shapes that do not broadcast (raised by the underlying array operations).
+
+    Notes
+    -----
+    A thin wrapper of :func:`~solvers.transport.bures_wasserstein_distance`: covariances
+    are assumed symmetric positive semi-definite and finite, and are not validated.
+
+    References
+    ----------
+    .. [1] N. Gushchin, A. Kolesov, P. Mokrov, P. Karpikova, A. Spiridonov, E. Burnaev and
+       A. Korotin, "Building the Bridge of Schrödinger: A Continuous Entropic Optimal
+       Transport Benchmark", NeurIPS 2023.
 
     Examples
     --------
@@ -74,6 +93,26 @@ def bw2_squared(m1, S1, m2, S2):
 class BenchmarkPair:
     """A pair ``(p0, p1)`` with a known entropic OT plan (see :func:`make_pair`).
 
+    :math:`p_0 = N(0, I)` and the Schrödinger potential is the Gaussian mixture
+    :math:`\\sum_n w_n N(\\mu_n, \\Sigma_n)`; the exact plan and :math:`p_1` follow in
+    closed form (see the module docstring).
+
+    Parameters
+    ----------
+    weights : array_like, shape (N,)
+        Positive mixture weights of the potential (used as given, not normalised).
+    means : array_like, shape (N, D)
+        :math:`\\mu_n`.
+    covariances : array_like, shape (N, D, D)
+        :math:`\\Sigma_n`, symmetric positive definite.
+    epsilon : float
+        Entropy weight, > 0.
+    rotated : bool
+        ``False``: the covariances are diagonal and :meth:`bridge` uses diagonal ``S``;
+        ``True``: full ``S``.
+    seed : int
+        Seed of the 200 000 draws that estimate ``var_x1``.
+
     Attributes
     ----------
     dim : int
@@ -87,6 +126,41 @@ class BenchmarkPair:
     var_x1 : float
         :math:`\\operatorname{tr}\\operatorname{Cov}(p_1)`, estimated from 200 000 draws
         with a fixed seed (the UVP normaliser).
+    Lambda : ndarray, shape (N, D, D)
+        :math:`\\Lambda_n = (\\Sigma_n^{-1} + I/\\varepsilon)^{-1}`.
+    S, r, log_alpha : ndarray
+        LightSB parameters of the exact solution.
+    seed : int
+
+    Raises
+    ------
+    ValueError
+        ``epsilon`` not finite or ``<= 0``, or a negative ``seed``.
+    TypeError
+        ``epsilon`` not a real number.
+    numpy.linalg.LinAlgError
+        Singular ``covariances``.
+
+    Notes
+    -----
+    Shapes, positivity of the weights and definiteness of the covariances are not checked;
+    they are assumed as documented (:func:`make_pair` guarantees them).
+
+    References
+    ----------
+    .. [1] N. Gushchin, A. Kolesov, P. Mokrov, P. Karpikova, A. Spiridonov, E. Burnaev and
+       A. Korotin, "Building the Bridge of Schrödinger: A Continuous Entropic Optimal
+       Transport Benchmark", NeurIPS 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.transport.benchmark import BenchmarkPair
+    >>> pair = BenchmarkPair([1.0], np.zeros((1, 1)), np.eye(1)[None], 1.0)
+    >>> pair.Lambda.tolist()  # (1 + 1/epsilon)^-1
+    [[[0.5]]]
+    >>> abs(pair.var_x1 - 0.75) < 0.01  # y | x ~ N(x/2, 1/2), x ~ N(0, 1)
+    True
     """
 
     def __init__(self, weights, means, covariances, epsilon, *, rotated=False, seed=0):
@@ -161,14 +235,34 @@ def make_pair(dim, epsilon, *, n_components=5, rotated=False, seed=0):
     Parameters
     ----------
     dim : int
+        Dimension ``D`` >= 1.
     epsilon : float
+        Entropy weight, > 0.
     n_components : int
+        Number ``N`` >= 1 of Gaussians in the potential.
     rotated : bool
+        Haar-rotated (full) instead of axis-aligned covariances.
     seed : int
+        Non-negative seed; the same ``(dim, seed)`` gives the same potential.
 
     Returns
     -------
     BenchmarkPair
+
+    Raises
+    ------
+    TypeError
+        Non-integer ``dim``, ``n_components`` or ``seed``, or non-real ``epsilon``.
+    ValueError
+        ``dim < 1``, ``n_components < 1``, ``seed < 0``, or ``epsilon`` not finite or
+        ``<= 0``.
+
+    References
+    ----------
+    .. [1] N. Gushchin, A. Kolesov, P. Mokrov, P. Karpikova, A. Spiridonov, E. Burnaev and
+       A. Korotin, "Building the Bridge of Schrödinger: A Continuous Entropic Optimal
+       Transport Benchmark", NeurIPS 2023.
+
 
     Examples
     --------
@@ -220,6 +314,30 @@ def bw_uvp(model, pair, *, n_samples=10_000, exact=False, rng=None):
     Returns
     -------
     float
+        :math:`100\\,\\mathrm{BW}_2^2(\\hat p_1, p_1) / (\\tfrac12 \\operatorname{tr}
+        \\operatorname{Cov} p_1)`, in percent.
+
+    Raises
+    ------
+    ValueError
+        ``n_samples < 1``, a negative ``rng`` seed, or inputs the model rejects.
+    TypeError
+        ``rng`` that is not None, an int or a ``numpy.random.Generator``; non-integer
+        ``n_samples``.
+
+    References
+    ----------
+    .. [1] N. Gushchin, A. Kolesov, P. Mokrov, P. Karpikova, A. Spiridonov, E. Burnaev and
+       A. Korotin, "Building the Bridge of Schrödinger: A Continuous Entropic Optimal
+       Transport Benchmark", NeurIPS 2023.
+    .. [2] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+
+    Examples
+    --------
+    >>> from solvers.transport.benchmark import make_pair, bw_uvp
+    >>> pair = make_pair(2, 1.0)
+    >>> round(bw_uvp(pair.bridge(), pair, n_samples=200, exact=True, rng=0), 6)
+    0.0
     """
     gen = check_rng(rng)
     x = pair.sample_x0(n_samples, gen)
@@ -261,6 +379,24 @@ def cbw_uvp(model, pair, *, x=None, n_inputs=1000, n_samples=1000, exact=False, 
     Returns
     -------
     float
+        Mean conditional :math:`\\mathrm{BW}_2^2` over the inputs, in percent of
+        :math:`\\tfrac12 \\operatorname{tr}\\operatorname{Cov} p_1`.
+
+    Raises
+    ------
+    ValueError
+        ``n_samples < 2`` (sample version), ``n_inputs < 1``, a negative ``rng`` seed, or
+        ``x`` whose number of columns is not the pair's dimension (or that holds NaN).
+    TypeError
+        ``rng`` that is not None, an int or a ``numpy.random.Generator``; non-integer
+        ``n_samples``.
+
+    References
+    ----------
+    .. [1] N. Gushchin, A. Kolesov, P. Mokrov, P. Karpikova, A. Spiridonov, E. Burnaev and
+       A. Korotin, "Building the Bridge of Schrödinger: A Continuous Entropic Optimal
+       Transport Benchmark", NeurIPS 2023.
+    .. [2] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
 
     Examples
     --------

@@ -29,10 +29,35 @@ def sqrtm_psd(S, *, inverse=False, xp=None):
     inverse : bool
         Return ``S^{-1/2}``; eigenvalues are clipped to the float's tiny positive value
         first, so a singular input gives a large but finite result.
+    xp : module, optional
+        Array API namespace; detected from ``S`` by default.
 
     Returns
     -------
     array, shape (..., d, d)
+        :math:`U \\operatorname{diag}(\\max(\\lambda, 0)^{\\pm 1/2}) U^\\top` from the
+        eigendecomposition :math:`\\tfrac12(S + S^\\top) = U \\operatorname{diag}(\\lambda)
+        U^\\top`.
+
+    Raises
+    ------
+    TypeError
+        Complex or non-numeric ``S``.
+    ValueError
+        ``S`` with fewer than two dimensions or non-square trailing dimensions.
+
+    Notes
+    -----
+    Symmetry, definiteness and finiteness are not checked: the input is symmetrised and
+    negative eigenvalues are clipped to zero, so an indefinite matrix silently gets the
+    root of its PSD part, and NaN input gives NaN output.
+
+    References
+    ----------
+    .. [1] R. Bhatia, T. Jain and Y. Lim, "On the Bures–Wasserstein distance between
+       positive definite matrices", Expo. Math. 37 (2019), 165-191.
+    .. [2] A. Takatsu, "Wasserstein geometry of Gaussian measures", Osaka J. Math. 48
+       (2011), 1005-1026.
 
     Examples
     --------
@@ -68,6 +93,28 @@ def bures_wasserstein_distance(m1, S1, m2, S2, *, squared=True):
     -------
     array, shape (...)
         Clipped at zero (rounding can make the Bures term slightly negative).
+
+    Raises
+    ------
+    TypeError
+        Complex or non-numeric input, or arrays from different array libraries.
+    ValueError
+        Covariances with fewer than two dimensions, or means and covariances whose
+        shapes do not broadcast (raised by the underlying array operations).
+
+    Notes
+    -----
+    No validation beyond the dtype: covariances are assumed symmetric positive
+    semi-definite (they are symmetrised and negative eigenvalues clipped, see
+    :func:`sqrtm_psd`) and finite; NaN input gives NaN output. Use
+    :func:`bures_wasserstein_cdist` for validated, batched all-pairs distances.
+
+    References
+    ----------
+    .. [1] R. Bhatia, T. Jain and Y. Lim, "On the Bures–Wasserstein distance between
+       positive definite matrices", Expo. Math. 37 (2019), 165-191.
+    .. [2] A. Takatsu, "Wasserstein geometry of Gaussian measures", Osaka J. Math. 48
+       (2011), 1005-1026.
 
     Examples
     --------
@@ -241,7 +288,17 @@ def bures_wasserstein_cdist(query_means, query_covs, means, covs, *, diagonal=Fa
     ------
     ValueError
         Shape mismatch, non-finite input, non-symmetric or non-positive-definite
-        covariances.
+        covariances, non-positive variances with ``diagonal=True``, or an unknown
+        ``backend``.
+    TypeError
+        Complex or non-numeric input.
+
+    References
+    ----------
+    .. [1] R. Bhatia, T. Jain and Y. Lim, "On the Bures–Wasserstein distance between
+       positive definite matrices", Expo. Math. 37 (2019), 165-191.
+    .. [2] A. Takatsu, "Wasserstein geometry of Gaussian measures", Osaka J. Math. 48
+       (2011), 1005-1026.
 
     Examples
     --------
@@ -304,7 +361,18 @@ def monge_map(source_covs, target_covs, *, diagonal=False):
     Raises
     ------
     ValueError
-        Non-square, non-symmetric or non-positive-definite source covariances.
+        Non-finite, non-square, non-symmetric or non-positive-definite source covariances
+        (non-positive variances with ``diagonal=True``), or target covariances that are not
+        symmetric positive semi-definite (full case).
+    TypeError
+        Complex or non-numeric input.
+
+    References
+    ----------
+    .. [1] A. Takatsu, "Wasserstein geometry of Gaussian measures", Osaka J. Math. 48
+       (2011), 1005-1026.
+    .. [2] R. Bhatia, T. Jain and Y. Lim, "On the Bures–Wasserstein distance between
+       positive definite matrices", Expo. Math. 37 (2019), 165-191.
 
     Examples
     --------
@@ -348,15 +416,30 @@ def weighted_monge_map(query_covs, covs, weights, *, backend="auto"):
         Nonnegative weights (rows usually sum to one). Pairs with zero weight are skipped
         by the Numba kernel.
     backend : {"auto", "numpy", "numba", "cupy"}
+        ``"auto"``: Numba kernel for numpy input, CuPy for cupy input, generic Array API
+        code otherwise.
 
     Returns
     -------
     array, shape (Q, d, d)
+        Symmetric positive definite when some weight in each row is positive.
 
     Raises
     ------
     ValueError
-        Shape mismatch, negative weights, non-positive-definite covariances.
+        Wrong number of dimensions, shape mismatch, non-finite or negative weights,
+        non-positive-definite ``query_covs`` or non-PSD ``covs``, or an unknown
+        ``backend``.
+    TypeError
+        Complex or non-numeric input.
+
+    References
+    ----------
+    .. [1] P. C. Álvarez-Esteban, E. del Barrio, J. A. Cuesta-Albertos and C. Matrán, "A
+       fixed-point approach to barycenters in Wasserstein space", J. Math. Anal. Appl.
+       441 (2016), 744-762.
+    .. [2] C. Tankala and K. Balasubramanian, "Dense associative memory on the
+       Bures-Wasserstein space", arXiv:2509.23162, 2025.
 
     Examples
     --------

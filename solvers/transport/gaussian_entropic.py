@@ -30,6 +30,14 @@ __all__ = ["entropic_gaussian_plan", "EntropicGaussianPlan"]
 class EntropicGaussianPlan(OptimizeResult):
     """The closed-form entropic plan between two Gaussians.
 
+    A :class:`scipy.optimize.OptimizeResult` (a dict with attribute access) returned by
+    :func:`entropic_gaussian_plan`; it is not meant to be built by hand.
+
+    Parameters
+    ----------
+    **fields
+        The attributes below, as keyword arguments (stored as given, not validated).
+
     Attributes
     ----------
     mean : array, shape (2 d,)
@@ -45,6 +53,32 @@ class EntropicGaussianPlan(OptimizeResult):
     conditional_covariance : array, shape (d, d)
         :math:`\\varepsilon S^* = B - C^\\top A^{-1} C`.
     epsilon : float
+        Entropy weight of the plan.
+
+    Raises
+    ------
+    ValueError
+        From :meth:`bridge_marginal`, when ``t`` is outside ``[0, 1]``.
+
+    Notes
+    -----
+    The constructor performs no checks; the fields are assumed consistent, as produced by
+    :func:`entropic_gaussian_plan`. A missing field raises ``AttributeError`` on access.
+
+    References
+    ----------
+    .. [1] H. Janati, B. Muzellec, G. Peyré, M. Cuturi, "Entropic optimal transport between
+       unbalanced Gaussian measures has a closed form", NeurIPS 2020.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.transport import entropic_gaussian_plan
+    >>> plan = entropic_gaussian_plan(np.zeros(1), np.eye(1), np.ones(1), 4 * np.eye(1), 1.0)
+    >>> m0, C0 = plan.bridge_marginal(0.0)
+    >>> m1, C1 = plan.bridge_marginal(1.0)
+    >>> m0.tolist(), C0.tolist(), m1.tolist(), C1.tolist()  # the two end marginals
+    ([0.0], [[1.0]], [1.0], [[4.0]])
     """
 
     def bridge_marginal(self, t):

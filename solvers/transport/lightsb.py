@@ -339,6 +339,15 @@ def _lbfgs(x0, x1, p, eps, xp, *, maxiter, lse_backend, callback, progress, chun
 class SchrodingerBridgeResult(OptimizeResult):
     """A fitted LightSB bridge: an ``OptimizeResult`` with sampling methods.
 
+    Returned by :func:`schrodinger_bridge` and :func:`bridge_from_parameters`; it is not
+    meant to be built by hand (the methods need the private fitted parameters those
+    functions attach).
+
+    Parameters
+    ----------
+    **fields
+        The attributes below, as keyword arguments (stored as given, not validated).
+
     Attributes
     ----------
     log_alpha : array, shape (K,)
@@ -358,6 +367,37 @@ class SchrodingerBridgeResult(OptimizeResult):
     status : int
     message : str
     optimizer : str
+
+    Raises
+    ------
+    ValueError
+        From the methods: inputs ``x`` whose number of columns is not the bridge's
+        dimension ``D`` or that hold NaN/inf, ``t`` outside ``[0, 1]``, or a ``y`` whose
+        shape differs from ``x`` in :meth:`bridge`.
+    TypeError
+        From the methods: complex or non-numeric ``x``, or a non-integer ``n_samples`` /
+        ``n_steps``.
+
+    Notes
+    -----
+    The conditional plan is the Gaussian mixture
+    :math:`\\pi(y \\mid x) = \\sum_k \\gamma_k(x) N(y \\mid r_k + S_k x, \\varepsilon S_k)`
+    with :math:`\\gamma_k(x) \\propto \\alpha_k \\exp(\\tfrac{1}{2\\varepsilon} x^\\top S_k x
+    + \\tfrac{1}{\\varepsilon} r_k^\\top x)` [1]_.
+
+    References
+    ----------
+    .. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.transport import bridge_from_parameters
+    >>> sb = bridge_from_parameters(np.zeros(1), np.array([[1.0, -1.0]]),
+    ...                             np.array([[2.0, 0.5]]), 0.1)
+    >>> m, C = sb.conditional_moments(np.ones((1, 2)))  # N(r + S x, epsilon S)
+    >>> m.round(12).tolist(), np.diagonal(C[0]).round(12).tolist()
+    ([[3.0, -0.5]], [0.2, 0.05])
     """
 
     def __repr__(self):
@@ -674,6 +714,37 @@ def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
     Returns
     -------
     SchrodingerBridgeResult
+        With ``log_alpha`` normalised to log-sum-exp zero, ``nit=0`` and ``fun=nan``.
+
+    Raises
+    ------
+    ValueError
+        ``epsilon <= 0`` or not finite, arrays with the wrong number of dimensions,
+        ``log_alpha``, ``r`` and ``S`` that disagree on ``K`` or ``D``, or an unknown
+        ``backend``.
+    TypeError
+        ``epsilon`` not a real number, or complex or non-numeric arrays.
+    numpy.linalg.LinAlgError
+        Full ``S`` that is not positive definite (its Cholesky factorisation fails; numpy
+        input).
+
+    Notes
+    -----
+    Diagonal ``S`` is not checked for positivity: a non-positive entry gives NaN
+    parameters (with a ``RuntimeWarning``) rather than an error. Full ``S`` is symmetrised
+    before factorisation.
+
+    References
+    ----------
+    .. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.transport import bridge_from_parameters
+    >>> sb = bridge_from_parameters(np.log([1.0, 3.0]), np.zeros((2, 2)), np.ones((2, 2)), 1.0)
+    >>> np.exp(sb.log_alpha).round(12).tolist(), sb.covariance
+    ([0.25, 0.75], 'diag')
     """
     epsilon = check_positive(epsilon, "epsilon")
     xp_in = array_namespace(log_alpha, r, S)
