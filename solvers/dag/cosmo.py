@@ -86,6 +86,17 @@ def orientation(p, t, eps=1e-2):
     -------
     S : array, shape (d, d)
 
+    Notes
+    -----
+    No input is validated, so nothing is raised on purpose: ``p`` is assumed to be a 1-D
+    array (not a list) of a floating dtype and ``t > 0`` (``t = 0`` gives ``nan``/``inf``
+    entries rather than an error).
+
+    References
+    ----------
+    .. [1] R. Massidda, F. Landolfi, M. Cinquini, D. Bacciu, "Constraint-free structure
+       learning with smooth acyclic orientations", ICLR 2024.
+
     Examples
     --------
     >>> import numpy as np
@@ -122,6 +133,18 @@ def cosmo_loss_grad(H, p, X, t, eps=1e-2, lambda1=0.0, lambda2=0.0, lambda_p=0.0
     loss : float
     grad_H : array, shape (d, d)
     grad_p : array, shape (d,)
+
+    Notes
+    -----
+    No input is validated, so nothing is raised on purpose: the arrays are assumed to be
+    of one namespace and floating dtype with matching shapes (a mismatch surfaces as the
+    namespace's own matmul error) and ``t > 0``. The gradients are exact (closed form),
+    not autodiff; ``sign(0) = 0`` is used as the subgradient of the L1 term.
+
+    References
+    ----------
+    .. [1] R. Massidda, F. Landolfi, M. Cinquini, D. Bacciu, "Constraint-free structure
+       learning with smooth acyclic orientations", ICLR 2024.
 
     Examples
     --------
@@ -359,7 +382,21 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
     Raises
     ------
     ValueError
-        Bad data (NaN, ``n < 2``, constant column, not 2-D) or options.
+        Bad data (NaN, ``n < 2``, constant column, not 2-D) or options (negative
+        penalties, ``t_min > t_max``, non-positive ``lr``, both ``maxiter`` and
+        ``epochs``, an unknown ``optimizer``/``init``/``backend``, or a backend that
+        cannot run here).
+    TypeError
+        Non-numeric or complex data, a non-integer ``maxiter``/``batch_size``/
+        ``restarts``/``record_every``, or an ``rng`` that is not None, an int or a
+        ``numpy.random.Generator``.
+
+    References
+    ----------
+    .. [1] R. Massidda, F. Landolfi, M. Cinquini, D. Bacciu, "Constraint-free structure
+       learning with smooth acyclic orientations", ICLR 2024.
+    .. [2] C. Deng, K. Bello, B. Aragam, P. Ravikumar, "Optimizing NOTEARS objectives via
+       topological swaps", ICML 2023.
 
     Examples
     --------

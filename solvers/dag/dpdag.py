@@ -103,6 +103,30 @@ class DPDAG:
     d : int
     edge_probs : array, shape (d, d)
         :math:`\sigma(\phi)` with a zero diagonal.
+    order : str
+        The order sampler.
+    order_logits, edge_logits : array
+        The parameters, finite, cast to a common floating dtype.
+    tau : float
+    n_iter : int
+
+    Raises
+    ------
+    ValueError
+        Unknown ``order``; non-finite logits; ``edge_logits`` not a square matrix;
+        ``order_logits`` not of shape ``(d,)`` (softsort) or ``(d, d)`` (sinkhorn);
+        ``tau <= 0`` or ``n_iter < 1``.
+    TypeError
+        Non-numeric or complex logits, a non-real ``tau`` or a non-integer ``n_iter``.
+
+    References
+    ----------
+    .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
+       ICLR 2022.
+    .. [2] S. Prillo, J. Eisenschlos, "SoftSort: a continuous relaxation for the argsort
+       operator", ICML 2020.
+    .. [3] G. Mena, D. Belanger, S. Linderman, J. Snoek, "Learning latent permutations
+       with Gumbel-Sinkhorn networks", ICLR 2018.
 
     Examples
     --------
@@ -162,6 +186,30 @@ class DPDAG:
         -------
         orders : array of int, shape (n, d)
             ``orders[b, k]`` is the node at position ``k`` (sources first).
+
+        Raises
+        ------
+        ValueError
+            ``n < 1`` or a negative integer seed.
+        TypeError
+            A non-integer ``n``, or an ``rng`` that is not None, an int or a
+            ``numpy.random.Generator``.
+
+        References
+        ----------
+        .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
+           ICLR 2022.
+        .. [2] R. L. Plackett, "The analysis of permutations", Journal of the Royal
+           Statistical Society C 24(2):193-202, 1975.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.dag.dpdag import DPDAG
+        >>> m = DPDAG(np.array([2.0, 0.0, -2.0]), np.zeros((3, 3)))
+        >>> orders = m.sample_orders(4, rng=0)
+        >>> orders.shape, all(sorted(o) == [0, 1, 2] for o in orders.tolist())
+        ((4, 3), True)
         """
         n = check_int(n, "n", minimum=1)
         return self._orders(n, Draws(rng, self.xp))
@@ -197,6 +245,20 @@ class DPDAG:
         A : array of bool, shape (n, d, d)
             ``A[b, i, j]`` is the edge ``i -> j`` of sample ``b``.
         orders : array of int, shape (n, d), only with ``return_orders``
+
+        Raises
+        ------
+        ValueError
+            ``n < 1``, a negative integer seed, an unknown ``backend``, or a backend
+            that cannot run on these parameters (e.g. ``"cupy"`` without a GPU).
+        TypeError
+            A non-integer ``n``, or an ``rng`` that is not None, an int or a
+            ``numpy.random.Generator``.
+
+        References
+        ----------
+        .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
+           ICLR 2022.
 
         Examples
         --------
@@ -273,6 +335,24 @@ class DPDAG:
         Returns
         -------
         array, shape (...)
+            :math:`\log \prod_k e^{\theta_{\pi_k}} / \sum_{m \ge k} e^{\theta_{\pi_m}}`.
+
+        Raises
+        ------
+        NotImplementedError
+            The model uses ``order="sinkhorn"`` (no closed form).
+
+        Notes
+        -----
+        ``orders`` is not checked: each row is assumed to be a permutation of
+        ``range(d)``; other rows give meaningless values, not an error.
+
+        References
+        ----------
+        .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
+           ICLR 2022.
+        .. [2] R. L. Plackett, "The analysis of permutations", Journal of the Royal
+           Statistical Society C 24(2):193-202, 1975.
 
         Examples
         --------
@@ -311,6 +391,18 @@ class DPDAG:
         ndarray, shape (...)
             ``-inf`` for graphs the model cannot produce (cyclic ones).
 
+        Raises
+        ------
+        NotImplementedError
+            The model uses ``order="sinkhorn"``.
+        ValueError
+            ``d > 8``.
+
+        References
+        ----------
+        .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
+           ICLR 2022.
+
         Examples
         --------
         >>> import numpy as np
@@ -337,7 +429,44 @@ class DPDAG:
         return out.reshape(A.shape[:-2])
 
     def order_before(self, n_mc=10000, rng=None):
-        """``P(i before j)``: ``sigmoid(theta_i - theta_j)`` (softsort), or Monte Carlo."""
+        """``P(i before j)``: ``sigmoid(theta_i - theta_j)`` (softsort), or Monte Carlo.
+
+        Parameters
+        ----------
+        n_mc : int
+            Monte Carlo orders (``order="sinkhorn"`` only; ignored for softsort).
+        rng : None, int or numpy.random.Generator
+            Randomness of the Monte Carlo estimate (ignored for softsort).
+
+        Returns
+        -------
+        array, shape (d, d)
+            ``P[i, j]`` the probability that ``i`` precedes ``j``; zero diagonal,
+            ``P + P.T = 1`` off the diagonal (exactly for softsort).
+
+        Raises
+        ------
+        ValueError
+            ``n_mc < 1`` or a negative integer seed (``order="sinkhorn"`` only).
+        TypeError
+            A non-integer ``n_mc`` or a bad ``rng`` type (``order="sinkhorn"`` only).
+
+        References
+        ----------
+        .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
+           ICLR 2022.
+        .. [2] R. L. Plackett, "The analysis of permutations", Journal of the Royal
+           Statistical Society C 24(2):193-202, 1975.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.dag.dpdag import DPDAG
+        >>> P = DPDAG(np.array([1.0, 0.0]), np.zeros((2, 2))).order_before()
+        >>> P.round(4)
+        array([[0.    , 0.7311],
+               [0.2689, 0.    ]])
+        """
         xp, d = self.xp, self.d
         if self.order == "softsort":
             t = self.order_logits
@@ -351,12 +480,71 @@ class DPDAG:
 
         Exact for ``order="softsort"``; a Monte Carlo estimate with ``n_mc`` orders for
         ``order="sinkhorn"``.
+
+        Parameters
+        ----------
+        n_mc : int
+            Monte Carlo orders (``order="sinkhorn"`` only; ignored for softsort).
+        rng : None, int or numpy.random.Generator
+            Randomness of the Monte Carlo estimate (ignored for softsort).
+
+        Returns
+        -------
+        array, shape (d, d)
+            ``P(A_ij = 1)``; zero diagonal.
+
+        Raises
+        ------
+        ValueError
+            ``n_mc < 1`` or a negative integer seed (``order="sinkhorn"`` only).
+        TypeError
+            A non-integer ``n_mc`` or a bad ``rng`` type (``order="sinkhorn"`` only).
+
+        References
+        ----------
+        .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
+           ICLR 2022.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.dag.dpdag import DPDAG
+        >>> m = DPDAG(np.zeros(3), np.zeros((3, 3)))   # uniform order, sigma(0) = 1/2
+        >>> m.edge_marginals().round(3)
+        array([[0.  , 0.25, 0.25],
+               [0.25, 0.  , 0.25],
+               [0.25, 0.25, 0.  ]])
         """
         return self.order_before(n_mc, rng) * self.edge_probs
 
     def mode_order(self):
         """The most probable order: ``argsort(-theta)`` (softsort) or the matching of
-        ``Theta`` (sinkhorn)."""
+        ``Theta`` (sinkhorn).
+
+        Returns
+        -------
+        order : array of int, shape (d,)
+            Node at each position, sources first; ties broken by node index.
+
+        Notes
+        -----
+        Takes no input and raises nothing; the parameters were validated by the
+        constructor.
+
+        References
+        ----------
+        .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
+           ICLR 2022.
+        .. [2] R. L. Plackett, "The analysis of permutations", Journal of the Royal
+           Statistical Society C 24(2):193-202, 1975.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.dag.dpdag import DPDAG
+        >>> DPDAG(np.array([0.0, 2.0, 1.0]), np.zeros((3, 3))).mode_order()
+        array([1, 2, 0])
+        """
         xp = self.xp
         if self.order == "softsort":
             return xp.argsort(self.order_logits, descending=True, stable=True)
@@ -365,7 +553,33 @@ class DPDAG:
     def mode_dag(self):
         """The DAG of the joint mode of (order, edges): the mode order with every allowed
         edge of probability > 1/2. (The mode of the DAG marginal can differ; for small
-        ``d`` compare :meth:`log_prob_dag` over candidates.)"""
+        ``d`` compare :meth:`log_prob_dag` over candidates.)
+
+        Returns
+        -------
+        A : array of bool, shape (d, d)
+            Acyclic; ``A[i, j]`` for the edge ``i -> j``.
+
+        Notes
+        -----
+        Takes no input and raises nothing; the parameters were validated by the
+        constructor.
+
+        References
+        ----------
+        .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
+           ICLR 2022.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.dag.dpdag import DPDAG
+        >>> phi = np.array([[0.0, 3.0, -1.0], [0.0, 0.0, 2.0], [1.0, 0.0, 0.0]])
+        >>> DPDAG(np.array([2.0, 0.0, -2.0]), phi).mode_dag().astype(int)
+        array([[0, 1, 0],
+               [0, 0, 1],
+               [0, 0, 0]])
+        """
         xp = self.xp
         pos = xp.argsort(self.mode_order())
         M = pos[:, None] < pos[None, :]
@@ -392,6 +606,24 @@ def sample_dags(order_logits, edge_logits, n, rng=None, *, order="softsort",
     -------
     A : array of bool, shape (n, d, d)
     orders : array of int, shape (n, d), only with ``return_orders``
+
+    Raises
+    ------
+    ValueError
+        Bad parameters (see :class:`DPDAG`), ``n < 1``, a negative integer seed, or an
+        unknown or unavailable ``backend``.
+    TypeError
+        Non-numeric logits, a non-integer ``n``, or an ``rng`` that is not None, an int
+        or a ``numpy.random.Generator``.
+
+    References
+    ----------
+    .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
+       ICLR 2022.
+    .. [2] S. Prillo, J. Eisenschlos, "SoftSort: a continuous relaxation for the argsort
+       operator", ICML 2020.
+    .. [3] G. Mena, D. Belanger, S. Linderman, J. Snoek, "Learning latent permutations
+       with Gumbel-Sinkhorn networks", ICLR 2018.
 
     Examples
     --------
@@ -425,6 +657,22 @@ def exact_edge_posterior(X, W, sigma2, prior_p):
     -------
     ndarray, shape (d, d)
         :math:`P(A_{ij} = 1 \mid X)`.
+
+    Raises
+    ------
+    ValueError
+        ``d > 5``, ``X`` not 2-D, or ``prior_p`` outside ``(0, 1)`` (a math domain
+        error from its logarithm).
+
+    Notes
+    -----
+    ``W`` and ``sigma2`` are not checked: ``W`` is assumed ``(d, d)`` and ``sigma2``
+    positive (a wrong shape surfaces as numpy's broadcasting error).
+
+    References
+    ----------
+    .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
+       ICLR 2022.
 
     Examples
     --------

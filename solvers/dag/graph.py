@@ -34,6 +34,16 @@ def topological_order(B):
     order : ndarray of int, shape (d,), or None
         Kahn's algorithm, smallest ready index first (deterministic).
 
+    Raises
+    ------
+    ValueError
+        ``B`` is not a square (2-D) matrix.
+
+    References
+    ----------
+    .. [1] A. B. Kahn, "Topological sorting of large networks", Communications of the ACM
+       5(11):558-562, 1962.
+
     Examples
     --------
     >>> import numpy as np
@@ -68,6 +78,26 @@ def topological_order(B):
 def is_dag(B):
     """Whether the adjacency ``B`` (``B[i, j] != 0`` for ``i -> j``) has no directed cycle.
 
+    Parameters
+    ----------
+    B : array_like, shape (d, d)
+        Adjacency; ``B[i, j] != 0`` is the edge ``i -> j``. Self-loops count as cycles.
+
+    Returns
+    -------
+    bool
+        True when :func:`topological_order` finds an order.
+
+    Raises
+    ------
+    ValueError
+        ``B`` is not a square (2-D) matrix.
+
+    References
+    ----------
+    .. [1] A. B. Kahn, "Topological sorting of large networks", Communications of the ACM
+       5(11):558-562, 1962.
+
     Examples
     --------
     >>> import numpy as np
@@ -82,6 +112,29 @@ def order_mask(order):
     """The edges a node order allows: ``M[i, j]`` True when ``i`` comes before ``j``.
 
     Any graph supported on ``M`` is a DAG.
+
+    Parameters
+    ----------
+    order : array_like of int, shape (d,)
+        A permutation of ``range(d)``, earliest node first.
+
+    Returns
+    -------
+    M : ndarray of bool, shape (d, d)
+        ``M[i, j]`` is True when ``i`` precedes ``j``; it has ``d (d - 1) / 2`` True
+        entries and a False diagonal.
+
+    Raises
+    ------
+    ValueError
+        ``order`` is not a permutation of ``range(d)``.
+
+    References
+    ----------
+    .. [1] M. Teyssier, D. Koller, "Ordering-based search: a simple and effective
+       algorithm for learning Bayesian networks", UAI 2005.
+    .. [2] C. Deng, K. Bello, B. Aragam, P. Ravikumar, "Optimizing NOTEARS objectives via
+       topological swaps", ICML 2023.
 
     Examples
     --------
@@ -116,6 +169,18 @@ def to_networkx(W, threshold=0.0, labels=None):
     -------
     networkx.DiGraph
         Every node is present (isolated ones too); edges carry ``weight``.
+
+    Raises
+    ------
+    ValueError
+        ``W`` is not a square (2-D) matrix, or ``labels`` does not have ``d`` entries.
+    ImportError
+        networkx is not installed.
+
+    References
+    ----------
+    .. [1] A. A. Hagberg, D. A. Schult, P. J. Swart, "Exploring network structure,
+       dynamics, and function using NetworkX", Proc. SciPy 2008, 11-15.
 
     Examples
     --------
@@ -155,6 +220,18 @@ def from_networkx(G, nodelist=None, weight="weight"):
     Returns
     -------
     W : ndarray, shape (d, d)
+
+    Notes
+    -----
+    Raises no error of its own. It assumes ``G`` is a directed graph with numeric edge
+    weights: edges with an endpoint outside ``nodelist`` are silently dropped, an
+    undirected graph gives only one direction per edge, and parallel edges of a
+    multigraph overwrite each other (the last one wins).
+
+    References
+    ----------
+    .. [1] A. A. Hagberg, D. A. Schult, P. J. Swart, "Exploring network structure,
+       dynamics, and function using NetworkX", Proc. SciPy 2008, 11-15.
 
     Examples
     --------

@@ -25,6 +25,14 @@ _METHOD_MODULES = {
 class DAGResult(OptimizeResult):
     """A learned DAG (an :class:`~scipy.optimize.OptimizeResult` with graph methods).
 
+    Learners build it; users normally only read it.
+
+    Parameters
+    ----------
+    **fields
+        The attributes below, as keywords (a ``dict`` subclass: ``res["W"]`` and
+        ``res.W`` are the same). Learners may add extra fields.
+
     Attributes
     ----------
     W : array, shape (d, d)
@@ -48,6 +56,31 @@ class DAGResult(OptimizeResult):
     method : str
     time : float
         Wall time of the fit, seconds.
+
+    Raises
+    ------
+    AttributeError
+        Reading a field that was not set (``res.missing``). Construction itself does not
+        validate the fields; it assumes ``adjacency == (W != 0)`` and ``order`` a
+        topological order of it, which the library's learners guarantee.
+
+    References
+    ----------
+    .. [1] R. Massidda, F. Landolfi, M. Cinquini, D. Bacciu, "Constraint-free structure
+       learning with smooth acyclic orientations", ICLR 2024.
+    .. [2] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
+       ICLR 2022.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.dag import learn_dag, simulate_data
+    >>> X, W, B = simulate_data(d=4, n=300, k=1, rng=0)
+    >>> res = learn_dag(X, method="cosmo", rng=0)
+    >>> res.W.shape, res.is_dag(), bool((res.adjacency == (res.W != 0)).all())
+    ((4, 4), True, True)
+    >>> sorted(res.order.tolist())
+    [0, 1, 2, 3]
     """
 
     def to_networkx(self, labels=None):
@@ -88,12 +121,44 @@ def check_data(X, name="X"):
     ``X`` must be 2-D (n samples x d variables), real, finite, with ``n >= 2``, ``d >= 1``
     and no constant column (a constant variable has no defined regression on others).
 
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Data (numpy, cupy or any Array API array; lists are converted).
+    name : str
+        Name used in error messages.
+
+    Returns
+    -------
+    X : array, shape (n, d)
+        The data as a floating-point array of its own namespace (integers are converted).
+    xp : module
+        The Array API namespace of ``X`` (for numpy input, a numpy-compatible
+        namespace, not necessarily the ``numpy`` module itself).
+
     Raises
     ------
     TypeError
         Non-numeric or complex data.
     ValueError
         Wrong number of dimensions, NaN/inf, ``n < 2``, or a constant column.
+
+    References
+    ----------
+    .. [1] Consortium for Python Data API Standards, "Python array API standard",
+       https://data-apis.org/array-api/ (the ``xp`` namespace convention).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.dag import check_data
+    >>> X, xp = check_data([[1, 2], [3, 5], [4, 4]])
+    >>> type(X).__name__, X.dtype, X.shape
+    ('ndarray', dtype('float64'), (3, 2))
+    >>> check_data(np.array([[1.0, 2.0], [3.0, 2.0]]))
+    Traceback (most recent call last):
+    ...
+    ValueError: X has constant column(s) [1]; drop them before learning
     """
     from .._lib.namespace import array_namespace
 
@@ -115,7 +180,35 @@ def check_data(X, name="X"):
 
 
 def available_methods():
-    """Method names accepted by :func:`learn_dag` (whose module is importable)."""
+    """Method names accepted by :func:`learn_dag` (whose module is importable).
+
+    Returns
+    -------
+    list of str
+        A subset of ``["cosmo", "dpdag"]``, in that order; a method whose module cannot
+        be imported (missing optional dependency) is left out.
+
+    Notes
+    -----
+    Takes no input and raises nothing for a missing method; it assumes each method
+    module either imports or fails with ``ModuleNotFoundError`` (any other import error
+    of a broken installation propagates).
+
+    References
+    ----------
+    .. [1] R. Massidda, F. Landolfi, M. Cinquini, D. Bacciu, "Constraint-free structure
+       learning with smooth acyclic orientations", ICLR 2024.
+    .. [2] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
+       ICLR 2022.
+
+    Examples
+    --------
+    >>> from solvers.dag import available_methods
+    >>> set(available_methods()) <= {"cosmo", "dpdag"}
+    True
+    >>> "cosmo" in available_methods()
+    True
+    """
     names = []
     for name in _METHOD_MODULES:
         try:
@@ -170,7 +263,15 @@ def learn_dag(X, method="cosmo", *, options=None, **kwargs):
     ValueError
         Unknown method, or bad data (see :func:`check_data`).
     TypeError
-        An option the method does not accept.
+        An option the method does not accept, an option given both in ``options`` and
+        as a keyword, or a non-string ``method``.
+
+    References
+    ----------
+    .. [1] R. Massidda, F. Landolfi, M. Cinquini, D. Bacciu, "Constraint-free structure
+       learning with smooth acyclic orientations", ICLR 2024.
+    .. [2] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
+       ICLR 2022.
 
     Examples
     --------

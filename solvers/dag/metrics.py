@@ -45,6 +45,20 @@ def count_accuracy(B_true, B_est):
         ``f1`` (harmonic mean of precision ``1 - fdr`` and ``tpr``), ``nnz`` (predicted
         edges), ``extra``, ``missing``, ``reversed`` counts.
 
+    Raises
+    ------
+    ValueError
+        Either matrix is not square, has a nonzero diagonal (self-loop), or the two
+        shapes differ.
+
+    References
+    ----------
+    .. [1] I. Tsamardinos, L. E. Brown, C. F. Aliferis, "The max-min hill-climbing
+       Bayesian network structure learning algorithm", Machine Learning 65(1):31-78,
+       2006.
+    .. [2] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
+       optimization for structure learning", NeurIPS 2018.
+
     Examples
     --------
     >>> import numpy as np
@@ -77,6 +91,31 @@ def count_accuracy(B_true, B_est):
 def shd(B_true, B_est):
     """Structural Hamming distance: extra + missing + reversed edges (a reversal counts 1).
 
+    Parameters
+    ----------
+    B_true, B_est : array_like, shape (d, d)
+        True and estimated adjacency; any nonzero ``B[i, j]`` is the edge ``i -> j``
+        (weights are binarized). numpy, cupy or Array API arrays are accepted.
+
+    Returns
+    -------
+    int
+        ``extra + missing + reversed``; a reversed edge counts once (unlike :func:`nhd`).
+
+    Raises
+    ------
+    ValueError
+        Either matrix is not square, has a nonzero diagonal (self-loop), or the two
+        shapes differ.
+
+    References
+    ----------
+    .. [1] I. Tsamardinos, L. E. Brown, C. F. Aliferis, "The max-min hill-climbing
+       Bayesian network structure learning algorithm", Machine Learning 65(1):31-78,
+       2006.
+    .. [2] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
+       optimization for structure learning", NeurIPS 2018.
+
     Examples
     --------
     >>> import numpy as np
@@ -89,6 +128,30 @@ def shd(B_true, B_est):
 
 def tpr(B_true, B_est):
     """True-positive rate: correctly oriented true edges / true edges.
+
+    Parameters
+    ----------
+    B_true, B_est : array_like, shape (d, d)
+        True and estimated adjacency; any nonzero ``B[i, j]`` is the edge ``i -> j``
+        (weights are binarized). numpy, cupy or Array API arrays are accepted.
+
+    Returns
+    -------
+    float
+        In ``[0, 1]``; a reversed edge is not a true positive. 0.0 when ``B_true`` has no
+        edge.
+
+    Raises
+    ------
+    ValueError
+        Either matrix is not square, has a nonzero diagonal (self-loop), or the two
+        shapes differ.
+
+    References
+    ----------
+    .. [1] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
+       optimization for structure learning", NeurIPS 2018 (the ``count_accuracy``
+       conventions used here).
 
     Examples
     --------
@@ -103,6 +166,30 @@ def tpr(B_true, B_est):
 def fdr(B_true, B_est):
     """False-discovery rate: (reversed + extra predicted edges) / predicted edges.
 
+    Parameters
+    ----------
+    B_true, B_est : array_like, shape (d, d)
+        True and estimated adjacency; any nonzero ``B[i, j]`` is the edge ``i -> j``
+        (weights are binarized). numpy, cupy or Array API arrays are accepted.
+
+    Returns
+    -------
+    float
+        In ``[0, 1]``; a reversed edge is a false discovery. 0.0 when ``B_est`` has no
+        edge.
+
+    Raises
+    ------
+    ValueError
+        Either matrix is not square, has a nonzero diagonal (self-loop), or the two
+        shapes differ.
+
+    References
+    ----------
+    .. [1] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
+       optimization for structure learning", NeurIPS 2018 (the ``count_accuracy``
+       conventions used here).
+
     Examples
     --------
     >>> import numpy as np
@@ -115,6 +202,30 @@ def fdr(B_true, B_est):
 
 def f1_score(B_true, B_est):
     """F1 of the directed edges (precision ``1 - fdr``, recall ``tpr``).
+
+    Parameters
+    ----------
+    B_true, B_est : array_like, shape (d, d)
+        True and estimated adjacency; any nonzero ``B[i, j]`` is the edge ``i -> j``
+        (weights are binarized). numpy, cupy or Array API arrays are accepted.
+
+    Returns
+    -------
+    float
+        ``2 P R / (P + R)`` with precision ``P = 1 - fdr`` and recall ``R = tpr``; 0.0
+        when both are 0.
+
+    Raises
+    ------
+    ValueError
+        Either matrix is not square, has a nonzero diagonal (self-loop), or the two
+        shapes differ.
+
+    References
+    ----------
+    .. [1] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
+       optimization for structure learning", NeurIPS 2018 (the ``count_accuracy``
+       conventions used here).
 
     Examples
     --------
@@ -131,6 +242,31 @@ def auroc(B_true, W_score):
 
     Every ordered pair ``i != j`` is a candidate; ties get half credit (the Mann–Whitney
     statistic). Returns ``nan`` when the truth has no edge or every pair is an edge.
+
+    Parameters
+    ----------
+    B_true : array_like, shape (d, d)
+        True adjacency; any nonzero ``B_true[i, j]`` is the edge ``i -> j``.
+    W_score : array_like, shape (d, d)
+        Edge scores (e.g. learned weights or edge probabilities); only ``|W_score|``
+        matters and the diagonal is ignored.
+
+    Returns
+    -------
+    float
+        Probability that a random true edge scores above a random non-edge (ties count
+        1/2), or ``nan`` when one of the two classes is empty.
+
+    Raises
+    ------
+    ValueError
+        ``B_true`` is not square or has a nonzero diagonal, or ``W_score`` has a
+        different shape.
+
+    References
+    ----------
+    .. [1] J. A. Hanley, B. J. McNeil, "The meaning and use of the area under a receiver
+       operating characteristic (ROC) curve", Radiology 143(1):29-36, 1982.
 
     Examples
     --------
@@ -162,6 +298,28 @@ def nhd(B_true, B_est):
 
     A reversed edge differs in two entries, so it counts 2 (unlike :func:`shd`). Use it only
     to compare with the COSMO paper's tables.
+
+    Parameters
+    ----------
+    B_true, B_est : array_like, shape (d, d)
+        True and estimated adjacency; any nonzero ``B[i, j]`` is the edge ``i -> j``
+        (weights are binarized). numpy, cupy or Array API arrays are accepted.
+
+    Returns
+    -------
+    float
+        ``sum(B_true != B_est) / d`` (binarized matrices).
+
+    Raises
+    ------
+    ValueError
+        Either matrix is not square, has a nonzero diagonal (self-loop), or the two
+        shapes differ.
+
+    References
+    ----------
+    .. [1] R. Massidda, F. Landolfi, M. Cinquini, D. Bacciu, "Constraint-free structure
+       learning with smooth acyclic orientations", ICLR 2024.
 
     Examples
     --------

@@ -75,6 +75,17 @@ def permutation_matrix(order, dtype=None):
     P : array, shape (..., k, k)
         ``P[..., p, i] = 1`` iff ``order[..., p] == i``.
 
+    Notes
+    -----
+    No validation, so nothing is raised on bad orders: ``order`` is assumed to hold a
+    permutation of ``range(k)`` along its last axis. Repeated items give repeated
+    one-hot rows and items outside ``range(k)`` give all-zero rows, silently.
+
+    References
+    ----------
+    .. [1] G. Mena, D. Belanger, S. Linderman, J. Snoek, "Learning latent permutations
+       with Gumbel-Sinkhorn networks", ICLR 2018.
+
     Examples
     --------
     >>> import numpy as np
@@ -146,11 +157,19 @@ def soft_sort(s, tau=1.0, *, hard=False, k=None):
     Raises
     ------
     ValueError
-        ``tau <= 0``, NaN/inf scores, or ``k`` out of range.
+        ``tau <= 0``, NaN/inf scores, a 0-d ``s``, or ``k`` out of range
+        (``k < 1`` or ``k > d``).
+    TypeError
+        Non-numeric or complex scores, a non-real ``tau`` or a non-integer ``k``.
 
     See Also
     --------
     soft_sort_vjp : the same with its backward pass.
+
+    References
+    ----------
+    .. [1] S. Prillo, J. Eisenschlos, "SoftSort: a continuous relaxation for the argsort
+       operator", ICML 2020.
 
     Examples
     --------
@@ -186,6 +205,14 @@ def soft_sort_vjp(s, tau=1.0, *, hard=False, k=None):
         ``vjp(G)`` with ``G`` of the shape of ``P`` returns ``d <G, P> / d s``, of the
         shape of ``s``.
 
+    Raises
+    ------
+    ValueError
+        As in :func:`soft_sort`; ``vjp(G)`` raises it when ``G`` does not have the shape
+        of ``P``.
+    TypeError
+        Non-numeric or complex scores, a non-real ``tau`` or a non-integer ``k``.
+
     Notes
     -----
     With :math:`z_{pi} = -|s_{[p]} - s_i|/\tau` and :math:`\hat P = \operatorname{softmax}(z)`
@@ -193,6 +220,11 @@ def soft_sort_vjp(s, tau=1.0, *, hard=False, k=None):
     G_{pm})`; the chain rule through :math:`|\cdot|` (subgradient 0 at 0, which is what
     central differences give) and through the sorted values
     :math:`s_{[p]} = (P_{hard} s)_p` gives the gradient.
+
+    References
+    ----------
+    .. [1] S. Prillo, J. Eisenschlos, "SoftSort: a continuous relaxation for the argsort
+       operator", ICML 2020.
 
     Examples
     --------
@@ -253,6 +285,22 @@ def gumbel_top_k(theta, n=None, *, tau=1.0, k=None, rng=None, hard=True, return_
     P : array, shape (n, k, d) (or (k, d) when ``n`` is None)
     orders : array of int, only with ``return_orders``
     vjp : callable, only with ``return_vjp``
+
+    Raises
+    ------
+    ValueError
+        ``theta`` not 1-D or not finite, ``tau <= 0``, ``n < 1``, ``k`` out of range, or
+        a negative integer seed.
+    TypeError
+        Non-numeric or complex ``theta``, a non-integer ``n``/``k``, or an ``rng`` that
+        is not None, an int or a ``numpy.random.Generator``.
+
+    References
+    ----------
+    .. [1] W. Kool, H. van Hoof, M. Welling, "Stochastic beams and where to find them: the
+       Gumbel-Top-k trick for sampling sequences without replacement", ICML 2019.
+    .. [2] S. Prillo, J. Eisenschlos, "SoftSort: a continuous relaxation for the argsort
+       operator", ICML 2020.
 
     Examples
     --------
@@ -329,6 +377,21 @@ def sinkhorn(log_alpha, n_iter=20, tau=1.0, *, log=False):
     P : array, shape (..., d, d)
         Column sums are exactly one; row sums approach one as ``n_iter`` grows.
 
+    Raises
+    ------
+    ValueError
+        ``log_alpha`` not at least 2-D, not square in its last two axes, or not finite;
+        ``n_iter < 1`` or ``tau <= 0``.
+    TypeError
+        Non-numeric or complex scores, a non-real ``tau`` or a non-integer ``n_iter``.
+
+    References
+    ----------
+    .. [1] G. Mena, D. Belanger, S. Linderman, J. Snoek, "Learning latent permutations
+       with Gumbel-Sinkhorn networks", ICLR 2018.
+    .. [2] R. Sinkhorn, "A relationship between arbitrary positive matrices and doubly
+       stochastic matrices", Annals of Mathematical Statistics 35(2):876-879, 1964.
+
     Examples
     --------
     >>> import numpy as np
@@ -355,11 +418,27 @@ def sinkhorn_vjp(log_alpha, n_iter=20, tau=1.0, *, log=False):
         ``vjp(G)`` returns ``d <G, P> / d log_alpha`` (or ``d <G, log P> / d log_alpha``
         with ``log=True``).
 
+    Raises
+    ------
+    ValueError
+        ``log_alpha`` not at least 2-D, not square in its last two axes, or not finite;
+        ``n_iter < 1`` or ``tau <= 0``; ``vjp(G)`` with ``G`` not of the
+        shape of ``P``.
+    TypeError
+        Non-numeric or complex scores, a non-real ``tau`` or a non-integer ``n_iter``.
+
     Notes
     -----
     Each half-step is a log-softmax :math:`y = x - \operatorname{LSE}(x)` along rows or
     columns, whose backward pass is :math:`\bar x = \bar y - e^{y} \sum \bar y`; the
     iterates :math:`y` are kept (``2 n_iter`` arrays of the input's size).
+
+    References
+    ----------
+    .. [1] G. Mena, D. Belanger, S. Linderman, J. Snoek, "Learning latent permutations
+       with Gumbel-Sinkhorn networks", ICLR 2018.
+    .. [2] R. Sinkhorn, "A relationship between arbitrary positive matrices and doubly
+       stochastic matrices", Annals of Mathematical Statistics 35(2):876-879, 1964.
 
     Examples
     --------
@@ -401,6 +480,20 @@ def hungarian(log_alpha):
     -------
     P : array, shape (..., d, d)
         One-hot; ``P[..., p, i] = 1`` when item ``i`` is assigned to position ``p``.
+
+    Raises
+    ------
+    ValueError
+        ``log_alpha`` not at least 2-D, not square in its last two axes, or not finite.
+    TypeError
+        Non-numeric or complex ``log_alpha``.
+
+    References
+    ----------
+    .. [1] G. Mena, D. Belanger, S. Linderman, J. Snoek, "Learning latent permutations
+       with Gumbel-Sinkhorn networks", ICLR 2018.
+    .. [2] H. W. Kuhn, "The Hungarian method for the assignment problem", Naval Research
+       Logistics Quarterly 2:83-97, 1955.
 
     Examples
     --------
@@ -453,6 +546,22 @@ def gumbel_sinkhorn(log_alpha, n=None, *, tau=1.0, n_iter=20, rng=None, hard=Tru
     -------
     P : array, shape (n, d, d) (or (d, d) when ``n`` is None)
     vjp : callable, only with ``return_vjp``
+
+    Raises
+    ------
+    ValueError
+        ``log_alpha`` not of shape ``(d, d)`` or not finite, ``n < 1``, ``n_iter < 1``,
+        ``tau <= 0``, or a negative integer seed.
+    TypeError
+        Non-numeric or complex ``log_alpha``, a non-integer ``n``/``n_iter``, or an
+        ``rng`` that is not None, an int or a ``numpy.random.Generator``.
+
+    References
+    ----------
+    .. [1] G. Mena, D. Belanger, S. Linderman, J. Snoek, "Learning latent permutations
+       with Gumbel-Sinkhorn networks", ICLR 2018.
+    .. [2] H. W. Kuhn, "The Hungarian method for the assignment problem", Naval Research
+       Logistics Quarterly 2:83-97, 1955.
 
     Examples
     --------

@@ -279,6 +279,24 @@ def refit_parents(X, order, *, threshold=0.3, max_parents=None, backend="auto", 
     W : ndarray, shape (d, d)
         Always a DAG: ``W[i, j] != 0`` only if ``i`` precedes ``j`` in ``order``.
 
+    Raises
+    ------
+    ValueError
+        ``order`` is not a permutation of ``range(d)``.
+
+    Notes
+    -----
+    ``X`` (or ``gram``) is not validated beyond the order check: it is assumed finite,
+    2-D and without constant columns (see :func:`solvers.dag.check_data`). An unknown
+    ``backend`` string silently means ``"numpy"``.
+
+    References
+    ----------
+    .. [1] C. Deng, K. Bello, B. Aragam, P. Ravikumar, "Optimizing NOTEARS objectives via
+       topological swaps", ICML 2023.
+    .. [2] G. Schwarz, "Estimating the dimension of a model", Annals of Statistics
+       6(2):461-464, 1978.
+
     Examples
     --------
     >>> import numpy as np
@@ -299,6 +317,39 @@ def refit_parents(X, order, *, threshold=0.3, max_parents=None, backend="auto", 
 
 def order_score(X, order, *, threshold=0.3, max_parents=None, backend="auto", gram=None):
     """The equal-variance BIC (per sample, lower is better) of the refit at ``order``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Data (ignored when ``gram`` is given).
+    order : array_like of int, shape (d,)
+        A permutation of ``range(d)``, causes first.
+    threshold, max_parents, backend, gram
+        As in :func:`refit_parents`.
+
+    Returns
+    -------
+    float
+        The score of :func:`refit_parents` at ``order``: the equal-variance Gaussian BIC
+        of the refit graph, divided by ``n``; lower is better.
+
+    Raises
+    ------
+    ValueError
+        ``order`` is not a permutation of ``range(d)``.
+
+    Notes
+    -----
+    ``X`` (or ``gram``) is not validated beyond the order check: it is assumed finite,
+    2-D and without constant columns (see :func:`solvers.dag.check_data`). An unknown
+    ``backend`` string silently means ``"numpy"``.
+
+    References
+    ----------
+    .. [1] C. Deng, K. Bello, B. Aragam, P. Ravikumar, "Optimizing NOTEARS objectives via
+       topological swaps", ICML 2023.
+    .. [2] G. Schwarz, "Estimating the dimension of a model", Annals of Statistics
+       6(2):461-464, 1978.
 
     Examples
     --------
@@ -356,6 +407,24 @@ def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
         The refit at the returned order (a DAG).
     score : float
         Its equal-variance BIC per sample (lower is better).
+
+    Raises
+    ------
+    ValueError
+        ``order`` is not a permutation of ``range(d)``.
+
+    Notes
+    -----
+    ``X`` (or ``gram``) is not validated beyond the order check: it is assumed finite,
+    2-D and without constant columns (see :func:`solvers.dag.check_data`). An unknown
+    ``backend`` string silently means ``"numpy"``.
+
+    References
+    ----------
+    .. [1] C. Deng, K. Bello, B. Aragam, P. Ravikumar, "Optimizing NOTEARS objectives via
+       topological swaps", ICML 2023.
+    .. [2] G. Schwarz, "Estimating the dimension of a model", Annals of Statistics
+       6(2):461-464, 1978.
 
     Examples
     --------

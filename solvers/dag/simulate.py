@@ -23,7 +23,16 @@ NOISE_TYPES = ("gauss", "exp", "gumbel")
 DEFAULT_WEIGHT_RANGES = ((-2.0, -0.5), (0.5, 2.0))
 
 SEMData = namedtuple("SEMData", ["X", "W", "B"])
-SEMData.__doc__ = """Simulated linear SEM data.
+SEMData.__doc__ = """Simulated linear SEM data: the named tuple :func:`simulate_data` returns.
+
+Parameters
+----------
+X : ndarray, shape (n, d)
+    Samples of the SEM.
+W : ndarray, shape (d, d)
+    Weighted adjacency of the DAG.
+B : ndarray of bool, shape (d, d)
+    Binary adjacency.
 
 Attributes
 ----------
@@ -33,6 +42,24 @@ W : ndarray, shape (d, d)
     True weighted adjacency, ``W[i, j]`` the weight of ``i -> j``.
 B : ndarray of bool, shape (d, d)
     True binary adjacency ``W != 0``.
+
+Raises
+------
+TypeError
+    Not exactly three fields given (the usual named-tuple constructor check). The
+    fields themselves are not validated: ``B`` is assumed to equal ``W != 0``.
+
+References
+----------
+.. [1] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
+   optimization for structure learning", NeurIPS 2018.
+
+Examples
+--------
+>>> from solvers.dag import simulate_data
+>>> data = simulate_data(d=4, n=50, k=1, rng=0)
+>>> data.X.shape, bool((data.B == (data.W != 0)).all())
+((50, 4), True)
 """
 
 
@@ -61,7 +88,20 @@ def simulate_dag(d, k=2, graph_type="ER", rng=None):
     Raises
     ------
     ValueError
-        ``d < 1``, ``k < 0`` or an unknown ``graph_type``.
+        ``d < 1``, ``k < 0`` or not finite, an unknown ``graph_type``, or a negative
+        integer seed.
+    TypeError
+        ``d`` not an integer, ``k`` not a real number, or ``rng`` not None, an int or a
+        ``numpy.random.Generator``.
+
+    References
+    ----------
+    .. [1] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
+       optimization for structure learning", NeurIPS 2018.
+    .. [2] P. Erdős, A. Rényi, "On random graphs I", Publicationes Mathematicae 6:290-297,
+       1959.
+    .. [3] A.-L. Barabási, R. Albert, "Emergence of scaling in random networks", Science
+       286(5439):509-512, 1999.
 
     Examples
     --------
@@ -116,6 +156,19 @@ def simulate_weights(B, weight_ranges=DEFAULT_WEIGHT_RANGES, rng=None):
     -------
     W : ndarray, shape (d, d)
 
+    Raises
+    ------
+    ValueError
+        ``B`` is not a square (2-D) matrix, ``weight_ranges`` is not a sequence of
+        ``(low, high)`` pairs with ``low <= high``, or ``rng`` is a negative seed.
+    TypeError
+        ``rng`` is not None, an int or a ``numpy.random.Generator``.
+
+    References
+    ----------
+    .. [1] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
+       optimization for structure learning", NeurIPS 2018.
+
     Examples
     --------
     >>> import numpy as np
@@ -166,7 +219,17 @@ def simulate_linear_sem(W, n, noise_type="gauss", noise_scale=1.0, standardize=F
     Raises
     ------
     ValueError
-        ``W`` not square or not acyclic, bad ``n`` or ``noise_type``.
+        ``W`` not square or not acyclic, ``n < 1``, unknown ``noise_type``, negative or
+        non-finite ``noise_scale``, or a negative integer seed.
+    TypeError
+        ``n`` not an integer, or ``rng`` not None, an int or a ``numpy.random.Generator``.
+
+    References
+    ----------
+    .. [1] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
+       optimization for structure learning", NeurIPS 2018.
+    .. [2] A. G. Reisach, C. Seiler, S. Weichwald, "Beware of the simulated DAG! Causal
+       discovery benchmarks may be easy to game", NeurIPS 2021.
 
     Examples
     --------
@@ -228,6 +291,20 @@ def simulate_data(d, n, k=2, graph_type="ER", noise_type="gauss", noise_scale=1.
     -------
     SEMData
         Named tuple ``(X, W, B)``.
+
+    Raises
+    ------
+    ValueError
+        Bad ``d``, ``n``, ``k``, ``graph_type``, ``noise_type``, ``noise_scale`` or
+        ``weight_ranges`` (see the functions above), or a negative integer seed.
+    TypeError
+        Non-integer ``d`` or ``n``, non-real ``k``, or an ``rng`` that is not None, an
+        int or a ``numpy.random.Generator``.
+
+    References
+    ----------
+    .. [1] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
+       optimization for structure learning", NeurIPS 2018.
 
     Examples
     --------
