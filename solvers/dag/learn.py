@@ -5,10 +5,10 @@ Methods live in their own modules and are imported on first use (``_METHOD_MODUL
 an unknown option is a ``TypeError`` that names the method and lists what it accepts.
 """
 import importlib
-import inspect
 
 import numpy as np
 
+from .._lib.options import check_options
 from .._lib.results import OptimizeResult
 from .._lib.validation import as_float_array, check_finite
 from .graph import is_dag, to_host, to_networkx
@@ -224,19 +224,6 @@ def _load(name):
     return getattr(importlib.import_module(module), func)
 
 
-def _check_options(name, func, options):
-    params = inspect.signature(func).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return
-    allowed = [p for p, v in params.items()
-               if v.kind in (inspect.Parameter.KEYWORD_ONLY,
-                             inspect.Parameter.POSITIONAL_OR_KEYWORD) and p != "X"]
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        raise TypeError(f"unknown option(s) {unknown} for method {name!r}; "
-                        f"it accepts {sorted(allowed)}")
-
-
 def learn_dag(X, method="cosmo", *, options=None, **kwargs):
     """Learn a DAG from observational data.
 
@@ -298,5 +285,5 @@ def learn_dag(X, method="cosmo", *, options=None, **kwargs):
     if overlap:
         raise TypeError(f"option(s) {sorted(overlap)} given both in options and as keywords")
     opts.update(kwargs)
-    _check_options(name, func, opts)
+    check_options(name, func, opts, positional=("X",))
     return func(X, **opts)

@@ -8,7 +8,8 @@ Options are checked against the solver's signature: an unknown option is a ``Typ
 naming the method and listing the options it accepts, never silently ignored.
 """
 import importlib
-import inspect
+
+from .._lib.options import check_options
 
 # method name -> module that registers it on import
 _METHOD_MODULES = {
@@ -47,20 +48,6 @@ def _load(name):
             if exc.name != module:  # a real import error inside the module: surface it
                 raise
     return _REGISTRY.get(name)
-
-
-def _check_options(name, func, options):
-    params = inspect.signature(func).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return
-    allowed = [p for p, v in params.items()
-               if v.kind in (inspect.Parameter.KEYWORD_ONLY,
-                             inspect.Parameter.POSITIONAL_OR_KEYWORD)
-               and p not in ("fun", "x0")]
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        raise TypeError(f"unknown option(s) {unknown} for method {name!r}; "
-                        f"it accepts {sorted(allowed)}")
 
 
 def minimize(fun, x0=None, method="cbo", *, bounds=None, callback=None, options=None, **kwargs):
@@ -127,7 +114,7 @@ def minimize(fun, x0=None, method="cbo", *, bounds=None, callback=None, options=
         opts["bounds"] = bounds
     if callback is not None:
         opts["callback"] = callback
-    _check_options(name, func, opts)
+    check_options(name, func, opts, positional=("fun", "x0"))
     if x0 is None and takes_x0:
         raise ValueError(f"method {method!r} needs a starting point x0")
     return func(fun, x0, **opts)
