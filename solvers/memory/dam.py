@@ -332,7 +332,42 @@ class VectorMemory:
         return self._geom.scores((x,)), x, single
 
     def energy(self, x):
-        """Energy of each query; shape (Q,) (a scalar for one query of shape (d,))."""
+        """Energy of each query.
+
+        ``"euclidean"``: :math:`E = -\\beta^{-1}\\log\\sum_i e^{-\\beta\\|\\xi - x_i\\|^2}`;
+        ``"dot"``: :math:`E = -\\beta^{-1}\\log\\sum_i e^{\\beta \\xi\\cdot x_i}
+        + \\tfrac12\\|\\xi\\|^2`.
+
+        Parameters
+        ----------
+        x : array, shape (Q, d) or (d,)
+            Query states.
+
+        Returns
+        -------
+        array, shape (Q,)
+            A scalar for one query of shape (d,).
+
+        Raises
+        ------
+        ValueError
+            ``x`` not 1-D or 2-D, of a dimension other than the patterns', or holding
+            NaN/inf.
+        TypeError
+            Complex or non-numeric ``x``.
+
+        References
+        ----------
+        .. [1] H. Ramsauer et al., "Hopfield networks is all you need", ICLR 2021.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers import VectorMemory
+        >>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
+        >>> round(float(mem.energy(np.zeros(3))), 6)  # 16 - log 3
+        14.901388
+        """
         s, x, single = self._scores(x)
         E = -logsumexp(self.beta * s, axis=1, backend=_lse_backend(self._be)) / self.beta
         off = self._geom.energy_offset((x,))
@@ -340,13 +375,75 @@ class VectorMemory:
         return self._be.to_input(E[0] if single else E)
 
     def weights(self, x):
-        """Gibbs weights over the patterns; shape (Q, N) (or (N,) for one query)."""
+        """Gibbs weights over the patterns, :math:`p = \\operatorname{softmax}(\\beta s)`.
+
+        Parameters
+        ----------
+        x : array, shape (Q, d) or (d,)
+            Query states.
+
+        Returns
+        -------
+        array, shape (Q, N)
+            Rows sum to one; shape (N,) for one query of shape (d,).
+
+        Raises
+        ------
+        ValueError
+            ``x`` not 1-D or 2-D, of a dimension other than the patterns', or holding
+            NaN/inf.
+        TypeError
+            Complex or non-numeric ``x``.
+
+        References
+        ----------
+        .. [1] H. Ramsauer et al., "Hopfield networks is all you need", ICLR 2021.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers import VectorMemory
+        >>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
+        >>> mem.weights(np.array([4.0, 0.0, 0.0])).round(6).tolist()
+        [1.0, 0.0, 0.0]
+        """
         s, _, single = self._scores(x)
         p = softmax(self.beta * s, axis=1)
         return self._be.to_input(p[0, ...] if single else p)
 
     def step(self, x):
-        """One update :math:`\\xi^+ = \\sum_i p_i x_i`."""
+        """One update :math:`\\xi^+ = \\sum_i p_i x_i`.
+
+        Parameters
+        ----------
+        x : array, shape (Q, d) or (d,)
+            Query states.
+
+        Returns
+        -------
+        array, shape (Q, d) or (d,)
+            The updated states.
+
+        Raises
+        ------
+        ValueError
+            ``x`` not 1-D or 2-D, of a dimension other than the patterns', or holding
+            NaN/inf.
+        TypeError
+            Complex or non-numeric ``x``.
+
+        References
+        ----------
+        .. [1] H. Ramsauer et al., "Hopfield networks is all you need", ICLR 2021.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers import VectorMemory
+        >>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
+        >>> mem.step(np.array([3.0, 0.5, 0.0])).round(6).tolist()
+        [4.0, 0.0, 0.0]
+        """
         s, x, single = self._scores(x)
         (z,), _ = self._geom.step((x,), softmax(self.beta * s, axis=1))
         return self._be.to_input(z[0, ...] if single else z)
@@ -371,6 +468,27 @@ class VectorMemory:
             ``x`` (retrieved states), ``nit``, ``converged``, ``index`` (nearest stored
             pattern at the end), ``energy`` (trace, shape (T + 1, Q)), ``fun`` (final
             energy), ``success``, ``status``, ``message``.
+
+        Raises
+        ------
+        ValueError
+            ``x`` not 1-D or 2-D, of a dimension other than the patterns', or holding
+            NaN/inf; ``maxiter < 0``; ``tol`` negative or not finite.
+        TypeError
+            Complex or non-numeric ``x``, non-integer ``maxiter`` or non-real ``tol``.
+
+        References
+        ----------
+        .. [1] H. Ramsauer et al., "Hopfield networks is all you need", ICLR 2021.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers import VectorMemory
+        >>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
+        >>> res = mem.retrieve(np.array([[3.0, 0.5, 0.0], [0.2, 0.1, 3.5]]))
+        >>> res.index.tolist(), bool(res.converged.all())
+        ([0, 2], True)
         """
         maxiter = check_int(maxiter, "maxiter", minimum=0)
         tol = check_positive(tol, "tol", strict=False)
@@ -580,7 +698,43 @@ class GaussianMemory:
         return self._be.to_input(x)
 
     def distances(self, means, covs):
-        """Squared W2 distances to every stored pattern; shape (Q, N) (or (N,))."""
+        """Squared W2 distances from each query Gaussian to every stored pattern.
+
+        Parameters
+        ----------
+        means : array, shape (Q, d) or (d,)
+        covs : array, shape (Q, d, d) or (d, d); variances (Q, d) or (d,) when the
+            memory stores variances
+
+        Returns
+        -------
+        array, shape (Q, N)
+            Shape (N,) for a single query.
+
+        Raises
+        ------
+        ValueError
+            Query means of the wrong dimension, covariances whose shape does not match
+            them, non-finite input, covariances that are not symmetric positive definite
+            (or non-positive variances), or, with ``path`` forced to ``"diagonal"`` or
+            ``"commuting"``, query covariances not diagonal in the patterns' eigenbasis.
+        TypeError
+            Complex or non-numeric input.
+
+        References
+        ----------
+        .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
+           Bures-Wasserstein space", arXiv:2509.23162 (2025).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers import GaussianMemory
+        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
+        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        >>> mem.distances(np.zeros(2), np.eye(2)).round(12).tolist()  # 9 + 2 (2 - 1)^2
+        [0.0, 11.0]
+        """
         qm, qS, single = self._queries(means, covs)
         geom, state, _ = self._state(qm, qS)
         if geom is self._full:
@@ -590,7 +744,43 @@ class GaussianMemory:
         return self._out(d2, single)
 
     def energy(self, means, covs):
-        """:math:`E(\\xi) = -\\beta^{-1}\\log\\sum_i e^{-\\beta W_2^2(\\xi, X_i)}`; shape (Q,)."""
+        """:math:`E(\\xi) = -\\beta^{-1}\\log\\sum_i e^{-\\beta W_2^2(\\xi, X_i)}`.
+
+        Parameters
+        ----------
+        means : array, shape (Q, d) or (d,)
+        covs : array, shape (Q, d, d) or (d, d); variances (Q, d) or (d,) when the
+            memory stores variances
+
+        Returns
+        -------
+        array, shape (Q,)
+            A scalar for a single query.
+
+        Raises
+        ------
+        ValueError
+            Query means of the wrong dimension, covariances whose shape does not match
+            them, non-finite input, covariances that are not symmetric positive definite
+            (or non-positive variances), or, with ``path`` forced to ``"diagonal"`` or
+            ``"commuting"``, query covariances not diagonal in the patterns' eigenbasis.
+        TypeError
+            Complex or non-numeric input.
+
+        References
+        ----------
+        .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
+           Bures-Wasserstein space", arXiv:2509.23162 (2025).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers import GaussianMemory
+        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
+        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        >>> round(float(mem.energy(np.zeros(2), np.eye(2))), 8)  # -log(1 + e^-11)
+        -1.67e-05
+        """
         qm, qS, single = self._queries(means, covs)
         geom, state, _ = self._state(qm, qS)
         s = geom.scores(state)
@@ -598,20 +788,136 @@ class GaussianMemory:
         return self._out(E, single)
 
     def weights(self, means, covs):
-        """Gibbs weights :math:`p_i \\propto e^{-\\beta W_2^2}`; shape (Q, N) (or (N,))."""
+        """Gibbs weights :math:`p_i \\propto e^{-\\beta W_2^2(\\xi, X_i)}`.
+
+        Parameters
+        ----------
+        means : array, shape (Q, d) or (d,)
+        covs : array, shape (Q, d, d) or (d, d); variances (Q, d) or (d,) when the
+            memory stores variances
+
+        Returns
+        -------
+        array, shape (Q, N)
+            Rows sum to one; shape (N,) for a single query.
+
+        Raises
+        ------
+        ValueError
+            Query means of the wrong dimension, covariances whose shape does not match
+            them, non-finite input, covariances that are not symmetric positive definite
+            (or non-positive variances), or, with ``path`` forced to ``"diagonal"`` or
+            ``"commuting"``, query covariances not diagonal in the patterns' eigenbasis.
+        TypeError
+            Complex or non-numeric input.
+
+        References
+        ----------
+        .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
+           Bures-Wasserstein space", arXiv:2509.23162 (2025).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers import GaussianMemory
+        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
+        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        >>> mem.weights(np.zeros(2), np.eye(2)).round(6).tolist()
+        [0.999983, 1.7e-05]
+        """
         qm, qS, single = self._queries(means, covs)
         geom, state, _ = self._state(qm, qS)
         return self._out(softmax(self.beta * geom.scores(state), axis=1), single)
 
     def nearest(self, means, covs):
-        """Index of the stored pattern nearest in W2 to each query."""
+        """Index of the stored pattern nearest in W2 to each query.
+
+        Parameters
+        ----------
+        means : array, shape (Q, d) or (d,)
+        covs : array, shape (Q, d, d) or (d, d); variances (Q, d) or (d,) when the
+            memory stores variances
+
+        Returns
+        -------
+        array of int, shape (Q,)
+            A scalar for a single query.
+
+        Raises
+        ------
+        ValueError
+            Query means of the wrong dimension, covariances whose shape does not match
+            them, non-finite input, covariances that are not symmetric positive definite
+            (or non-positive variances), or, with ``path`` forced to ``"diagonal"`` or
+            ``"commuting"``, query covariances not diagonal in the patterns' eigenbasis.
+        TypeError
+            Complex or non-numeric input.
+
+        References
+        ----------
+        .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
+           Bures-Wasserstein space", arXiv:2509.23162 (2025).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers import GaussianMemory
+        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
+        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        >>> int(mem.nearest(np.array([2.5, 0.0]), 3.5 * np.eye(2)))
+        1
+        """
         qm, qS, single = self._queries(means, covs)
         geom, state, _ = self._state(qm, qS)
         idx = self._be.xp.argmax(geom.scores(state), axis=1)
         return self._out(idx, single)
 
     def step(self, means, covs):
-        """One retrieval step; returns ``(means, covs)`` of the updated states."""
+        """One retrieval step (a Gibbs-weighted Álvarez-Esteban barycenter step).
+
+        :math:`m^+ = \\sum_i p_i \\mu_i` and :math:`\\Omega^+ = A\\Omega A` with
+        :math:`A = \\sum_i p_i A_i` the Gibbs average of the Monge maps to the patterns.
+
+        Parameters
+        ----------
+        means : array, shape (Q, d) or (d,)
+        covs : array, shape (Q, d, d) or (d, d); variances (Q, d) or (d,) when the
+            memory stores variances
+
+        Returns
+        -------
+        means : array, shape (Q, d) or (d,)
+        covs : array
+            Same layout as the query ``covs``.
+
+        Raises
+        ------
+        ValueError
+            Query means of the wrong dimension, covariances whose shape does not match
+            them, non-finite input, covariances that are not symmetric positive definite
+            (or non-positive variances), or, with ``path`` forced to ``"diagonal"`` or
+            ``"commuting"``, query covariances not diagonal in the patterns' eigenbasis.
+        TypeError
+            Complex or non-numeric input.
+
+        References
+        ----------
+        .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
+           Bures-Wasserstein space", arXiv:2509.23162 (2025).
+        .. [2] P. C. Álvarez-Esteban, E. del Barrio, J. A. Cuesta-Albertos and C. Matrán,
+           "A fixed-point approach to barycenters in Wasserstein space", J. Math. Anal.
+           Appl. 441 (2016).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers import GaussianMemory
+        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
+        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        >>> m, S = mem.step(np.array([0.2, 0.0]), 1.2 * np.eye(2))
+        >>> bool(np.linalg.norm(m) < 1e-3), bool(np.allclose(S, np.eye(2), atol=1e-3))
+        (True, True)
+        """
         qm, qS, single = self._queries(means, covs)
         geom, state, to_user = self._state(qm, qS)
         s = geom.scores(state, self.beta)
@@ -645,6 +951,30 @@ class GaussianMemory:
             end), ``energy`` (trace of shape (T + 1, Q): the energy never increases along
             it), ``fun`` (final energies), ``path`` ("full", "diagonal" or "commuting"),
             ``success``, ``status``, ``message``.
+
+        Raises
+        ------
+        ValueError
+            Invalid queries (wrong dimension or shape, non-finite, not symmetric positive
+            definite, or not diagonal in the patterns' eigenbasis when ``path`` forces a
+            fast path); ``maxiter < 0``; ``tol`` negative or not finite.
+        TypeError
+            Complex or non-numeric input, non-integer ``maxiter`` or non-real ``tol``.
+
+        References
+        ----------
+        .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
+           Bures-Wasserstein space", arXiv:2509.23162 (2025).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers import GaussianMemory
+        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
+        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        >>> res = mem.retrieve(np.array([2.5, 0.0]), 3.5 * np.eye(2))
+        >>> res.index, bool(res.converged), res.path
+        (1, True, 'diagonal')
         """
         maxiter = check_int(maxiter, "maxiter", minimum=0)
         tol = check_positive(tol, "tol", strict=False)

@@ -188,7 +188,34 @@ class BenchmarkPair:
         self.var_x1 = float(np.sum(np.var(y, axis=0)))
 
     def bridge(self):
-        """The exact solution as a :class:`~solvers.transport.SchrodingerBridgeResult`."""
+        """The exact solution as a :class:`~solvers.transport.SchrodingerBridgeResult`.
+
+        Returns
+        -------
+        SchrodingerBridgeResult
+            LightSB parameters ``log_alpha``, ``r`` and ``S`` of the true plan (diagonal
+            ``S`` unless ``rotated``); built once and cached.
+
+        Raises
+        ------
+        numpy.linalg.LinAlgError
+            For ``rotated=True``, when a matrix ``S`` is not numerically positive definite
+            (cannot happen for pairs from :func:`make_pair`).
+
+        References
+        ----------
+        .. [1] N. Gushchin et al., "Building the Bridge of Schrödinger: A Continuous
+           Entropic Optimal Transport Benchmark", NeurIPS 2023.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.transport.benchmark import make_pair
+        >>> pair = make_pair(2, 1.0)
+        >>> sb = pair.bridge()
+        >>> sb.covariance, sb.S.shape, sb is pair.bridge()
+        ('diag', (5, 2), True)
+        """
         if self._bridge is None:
             from .lightsb import bridge_from_parameters
 
@@ -197,19 +224,150 @@ class BenchmarkPair:
         return self._bridge
 
     def sample_x0(self, n, rng=None):
-        """Draws from :math:`p_0 = N(0, I)`, shape (n, D)."""
+        """Draws from :math:`p_0 = N(0, I)`.
+
+        Parameters
+        ----------
+        n : int
+            Number of draws, >= 1.
+        rng : None, int or numpy.random.Generator
+
+        Returns
+        -------
+        ndarray, shape (n, D)
+
+        Raises
+        ------
+        TypeError
+            Non-integer ``n``, or ``rng`` not None, an int or a ``numpy.random.Generator``.
+        ValueError
+            ``n < 1`` or a negative ``rng`` seed.
+
+        References
+        ----------
+        .. [1] N. Gushchin et al., "Building the Bridge of Schrödinger: A Continuous
+           Entropic Optimal Transport Benchmark", NeurIPS 2023.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.transport.benchmark import make_pair
+        >>> pair = make_pair(2, 1.0)
+        >>> pair.sample_x0(3, rng=0).shape
+        (3, 2)
+        """
         return check_rng(rng).standard_normal((check_int(n, "n", minimum=1), self.dim))
 
     def sample(self, x, n_samples=None, rng=None):
-        """Draws from the true :math:`\\pi^*(\\cdot \\mid x)` (see ``SchrodingerBridgeResult.sample``)."""
+        """Draws from the true :math:`\\pi^*(\\cdot \\mid x)`.
+
+        See :meth:`SchrodingerBridgeResult.sample
+        <solvers.transport.SchrodingerBridgeResult.sample>`.
+
+        Parameters
+        ----------
+        x : array, shape (n, D) or (D,)
+        n_samples : int, optional
+            Samples per input; ``None`` draws one per input and drops that axis.
+        rng : None, int or numpy.random.Generator
+
+        Returns
+        -------
+        ndarray, shape (n, D) or (n, n_samples, D)
+
+        Raises
+        ------
+        ValueError
+            ``x`` with a number of columns other than ``D`` or holding NaN/inf,
+            ``n_samples < 1``, or a negative ``rng`` seed.
+        TypeError
+            Complex or non-numeric ``x``, non-integer ``n_samples``, or
+            ``rng`` not None, an int or a ``numpy.random.Generator``.
+
+        References
+        ----------
+        .. [1] N. Gushchin et al., "Building the Bridge of Schrödinger: A Continuous
+           Entropic Optimal Transport Benchmark", NeurIPS 2023.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.transport.benchmark import make_pair
+        >>> pair = make_pair(2, 1.0)
+        >>> pair.sample(np.zeros((4, 2)), n_samples=3, rng=0).shape
+        (4, 3, 2)
+        """
         return self.bridge().sample(x, n_samples=n_samples, rng=rng)
 
     def conditional_moments(self, x):
-        """Exact mean (n, D) and covariance (n, D, D) of :math:`\\pi^*(\\cdot \\mid x)`."""
+        """Exact mean and covariance of :math:`\\pi^*(\\cdot \\mid x)`.
+
+        Parameters
+        ----------
+        x : array, shape (n, D) or (D,)
+
+        Returns
+        -------
+        mean : ndarray, shape (n, D)
+        covariance : ndarray, shape (n, D, D)
+            Of the Gaussian mixture :math:`\\sum_n \\gamma_n(x) N(m_n(x), \\Lambda_n)`.
+
+        Raises
+        ------
+        ValueError
+            ``x`` with a number of columns other than ``D`` or holding NaN/inf.
+        TypeError
+            Complex or non-numeric ``x``.
+
+        References
+        ----------
+        .. [1] N. Gushchin et al., "Building the Bridge of Schrödinger: A Continuous
+           Entropic Optimal Transport Benchmark", NeurIPS 2023.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.transport.benchmark import BenchmarkPair
+        >>> pair = BenchmarkPair([1.0], np.zeros((1, 1)), np.eye(1)[None], 1.0)
+        >>> m, C = pair.conditional_moments(np.array([[2.0]]))  # N(x / 2, 1 / 2)
+        >>> m.round(12).tolist(), C.round(12).tolist()
+        ([[1.0]], [[[0.5]]])
+        """
         return self.bridge().conditional_moments(x)
 
     def sample_x1(self, n, rng=None):
-        """Draws from :math:`p_1` (x from :math:`p_0`, then y from the true plan), (n, D)."""
+        """Draws from :math:`p_1` (:math:`x \\sim p_0`, then :math:`y` from the true plan).
+
+        Parameters
+        ----------
+        n : int
+            Number of draws, >= 1 (generated in blocks of 10 000).
+        rng : None, int or numpy.random.Generator
+
+        Returns
+        -------
+        ndarray, shape (n, D)
+
+        Raises
+        ------
+        TypeError
+            Non-integer ``n``, or ``rng`` not None, an int or a ``numpy.random.Generator``.
+        ValueError
+            ``n < 1`` or a negative ``rng`` seed.
+
+        References
+        ----------
+        .. [1] N. Gushchin et al., "Building the Bridge of Schrödinger: A Continuous
+           Entropic Optimal Transport Benchmark", NeurIPS 2023.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.transport.benchmark import make_pair
+        >>> pair = make_pair(2, 1.0)
+        >>> pair.sample_x1(5, rng=0).shape
+        (5, 2)
+        """
         gen = check_rng(rng)
         out, n = [], check_int(n, "n", minimum=1)
         for start in range(0, n, 10_000):

@@ -95,6 +95,26 @@ class EntropicGaussianPlan(OptimizeResult):
         -------
         mean : array, shape (d,)
         covariance : array, shape (d, d)
+
+        Raises
+        ------
+        ValueError
+            ``t`` outside ``[0, 1]`` (or not convertible to float).
+
+        References
+        ----------
+        .. [1] H. Janati, B. Muzellec, G. Peyré, M. Cuturi, "Entropic optimal transport
+           between unbalanced Gaussian measures has a closed form", NeurIPS 2020.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.transport import entropic_gaussian_plan
+        >>> plan = entropic_gaussian_plan(np.zeros(1), np.eye(1), np.ones(1), 4 * np.eye(1),
+        ...                               1.0)
+        >>> m, C = plan.bridge_marginal(0.5)
+        >>> m.tolist(), bool(C[0, 0] > 0)
+        ([0.5], True)
         """
         t = float(t)
         if not 0.0 <= t <= 1.0:

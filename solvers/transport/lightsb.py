@@ -448,6 +448,27 @@ class SchrodingerBridgeResult(OptimizeResult):
         Returns
         -------
         array, shape (n, K) or (K,)
+
+        Raises
+        ------
+        ValueError
+            ``x`` not 1-D or 2-D, with a number of columns other than the bridge's
+            dimension ``D``, or holding NaN/inf.
+        TypeError
+            Complex or non-numeric ``x``.
+
+        References
+        ----------
+        .. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.transport import bridge_from_parameters
+        >>> sb = bridge_from_parameters(np.zeros(1), np.array([[1.0, -1.0]]),
+        ...                             np.array([[2.0, 0.5]]), 0.1)
+        >>> sb.log_weights(np.zeros(2)).tolist()  # one component: log 1
+        [0.0]
         """
         x, p, xp, be, one = self._prep(x)
         if be.name == "numba" and p.kind == "diag":
@@ -475,6 +496,28 @@ class SchrodingerBridgeResult(OptimizeResult):
         covariance : array, shape (n, D, D)
             :math:`\\sum_k \\gamma_k (\\varepsilon S_k + \\mu_k \\mu_k^\\top) - m m^\\top`
             with :math:`\\mu_k = r_k + S_k x`.
+
+        Raises
+        ------
+        ValueError
+            ``x`` not 1-D or 2-D, with a number of columns other than the bridge's
+            dimension ``D``, or holding NaN/inf.
+        TypeError
+            Complex or non-numeric ``x``.
+
+        References
+        ----------
+        .. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.transport import bridge_from_parameters
+        >>> sb = bridge_from_parameters(np.zeros(1), np.array([[1.0, -1.0]]),
+        ...                             np.array([[2.0, 0.5]]), 0.1)
+        >>> m, C = sb.conditional_moments(np.zeros(2))  # N(r + S x, epsilon S) at x = 0
+        >>> m.tolist(), np.diag(C).round(12).tolist()
+        ([1.0, -1.0], [0.2, 0.05])
         """
         x, p, xp, be, one = self._prep(x)
         eps = self.epsilon
@@ -510,6 +553,30 @@ class SchrodingerBridgeResult(OptimizeResult):
         Returns
         -------
         array, shape (n, D) or (n, n_samples, D)
+
+        Raises
+        ------
+        ValueError
+            ``x`` not 1-D or 2-D, with a number of columns other than the bridge's
+            dimension ``D``, or holding NaN/inf; ``n_samples < 1``; a negative ``rng``
+            seed.
+        TypeError
+            Complex or non-numeric ``x``, non-integer ``n_samples``, or ``rng`` not None,
+            an int or a ``numpy.random.Generator``.
+
+        References
+        ----------
+        .. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.transport import bridge_from_parameters
+        >>> sb = bridge_from_parameters(np.zeros(1), np.array([[1.0, -1.0]]),
+        ...                             np.array([[2.0, 0.5]]), 0.1)
+        >>> y = sb.sample(np.zeros((2000, 2)), rng=0)
+        >>> y.shape, bool(np.all(np.abs(y.mean(axis=0) - [1.0, -1.0]) < 0.05))
+        ((2000, 2), True)
         """
         x, p, xp, be, one = self._prep(x)
         ns = 1 if n_samples is None else check_int(n_samples, "n_samples", minimum=1)
@@ -538,6 +605,31 @@ class SchrodingerBridgeResult(OptimizeResult):
         Returns
         -------
         array, shape (n, D) or (D,)
+
+        Raises
+        ------
+        ValueError
+            ``x`` not 1-D or 2-D, with a number of columns other than the bridge's
+            dimension ``D``, or holding NaN/inf.
+        TypeError
+            Complex or non-numeric ``x``.
+        ValueError
+            ``t`` outside ``[0, 1]``.
+
+        References
+        ----------
+        .. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.transport import bridge_from_parameters
+        >>> sb = bridge_from_parameters(np.zeros(1), np.array([[1.0, -1.0]]),
+        ...                             np.array([[2.0, 0.5]]), 0.1)
+        >>> sb.drift(np.zeros(2), 0.0).tolist()  # r + (S - I) x at t = 0
+        [1.0, -1.0]
+        >>> sb.drift(np.zeros(2), 1.0).tolist()  # S^{-1} r at t = 1, x = 0
+        [0.5, -2.0]
         """
         x, p, xp, be, one = self._prep(x)
         t = float(t)
@@ -574,6 +666,33 @@ class SchrodingerBridgeResult(OptimizeResult):
         -------
         array, shape (n_steps + 1, n, D)
             The path, ``path[0] = x`` and ``path[-1]`` the endpoint.
+
+        Raises
+        ------
+        ValueError
+            ``x`` not 1-D or 2-D, with a number of columns other than the bridge's
+            dimension ``D``, or holding NaN/inf; ``n_steps < 1``; a negative ``rng`` seed.
+        TypeError
+            Complex or non-numeric ``x``, non-integer ``n_steps``, or ``rng`` not None, an
+            int or a ``numpy.random.Generator``.
+
+        Notes
+        -----
+        A 1-D ``x`` gives a path of shape ``(n_steps + 1, D)``.
+
+        References
+        ----------
+        .. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.transport import bridge_from_parameters
+        >>> sb = bridge_from_parameters(np.zeros(1), np.array([[1.0, -1.0]]),
+        ...                             np.array([[2.0, 0.5]]), 0.1)
+        >>> path = sb.simulate(np.zeros((100, 2)), n_steps=10, rng=0)
+        >>> path.shape, bool(np.all(path[0] == 0.0))
+        ((11, 100, 2), True)
         """
         x, p, xp, be, one = self._prep(x)
         n_steps = check_int(n_steps, "n_steps", minimum=1)
@@ -608,6 +727,31 @@ class SchrodingerBridgeResult(OptimizeResult):
         Returns
         -------
         array, shape (n, D)
+
+        Raises
+        ------
+        ValueError
+            ``t`` outside ``[0, 1]``; ``x`` (or ``y``) not 1-D or 2-D, with a number of
+            columns other than ``D``, or holding NaN/inf; ``y`` whose shape differs from
+            ``x``; a negative ``rng`` seed.
+        TypeError
+            Complex or non-numeric ``x`` or ``y``, or ``rng`` not None, an int or a
+            ``numpy.random.Generator``.
+
+        References
+        ----------
+        .. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.transport import bridge_from_parameters
+        >>> sb = bridge_from_parameters(np.zeros(1), np.array([[1.0, -1.0]]),
+        ...                             np.array([[2.0, 0.5]]), 0.1)
+        >>> x, y = np.zeros((3, 2)), np.ones((3, 2))
+        >>> x0, x1 = sb.bridge(x, 0.0, rng=0), sb.bridge(x, 1.0, y=y)  # the two ends
+        >>> bool(np.all(x0 == x)), bool(np.all(x1 == y))
+        (True, True)
         """
         t = float(t)
         if not 0.0 <= t <= 1.0:
