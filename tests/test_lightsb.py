@@ -381,3 +381,10 @@ def test_restarts_pick_the_lowest_held_out_loss():
         np.testing.assert_array_equal(three.S, one.S)
     else:
         assert not np.array_equal(three.S, one.S)
+
+
+def test_bridge_from_parameters_rejects_non_positive_diagonal_scale():
+    from solvers.transport import bridge_from_parameters
+
+    with pytest.raises(ValueError, match="positive entries"):
+        bridge_from_parameters(np.zeros(1), np.zeros((1, 2)), np.array([[1.0, 0.0]]), 1.0)

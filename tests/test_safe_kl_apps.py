@@ -145,3 +145,13 @@ def test_semidual_errors():
         semidual_ot(np.zeros((4, 3)), Y, eps=1.0)
     with pytest.raises(ValueError, match="b must"):
         semidual_ot(np.zeros((4, 2)), Y, eps=1.0, b=[1.0, -1.0, 1.0])
+
+
+def test_kl_dro_objective_rejects_non_positive_temperature():
+    from solvers.lse.applications import kl_dro_objective
+
+    X, y = np.ones((4, 1)), np.zeros(4)
+    with pytest.raises(ValueError, match="lam must be > 0"):
+        kl_dro_objective(np.zeros(1), X, y, lam=0.0)
+    with pytest.raises(ValueError, match="l2 must be >= 0"):
+        kl_dro_objective(np.zeros(1), X, y, lam=1.0, l2=-1.0)

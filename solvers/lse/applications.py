@@ -181,14 +181,14 @@ def kl_dro_objective(theta, X, y, *, lam, loss="squared", l2=0.0):
     Raises
     ------
     ValueError
-        An unknown ``loss``, or shapes of ``theta``, ``X`` and ``y`` that do not match.
+        An unknown ``loss``, shapes of ``theta``, ``X`` and ``y`` that do not match,
+        ``lam <= 0`` or ``l2 < 0``.
     TypeError
         Arrays from different array libraries.
 
     Notes
     -----
-    ``lam`` and ``l2`` are not validated: ``lam > 0`` and ``l2 >= 0`` are assumed
-    (``lam = 0`` gives NaN, not an error). The log-sum-exp and softmax are evaluated
+    ``lam <= 0`` or ``l2 < 0`` raise ``ValueError``. The log-sum-exp and softmax are evaluated
     stably, so large ``losses / lam`` do not overflow.
 
     References
@@ -208,6 +208,8 @@ def kl_dro_objective(theta, X, y, *, lam, loss="squared", l2=0.0):
     0.954459
     """
     xp = array_namespace(theta, X, y)
+    lam = check_positive(lam, "lam")
+    l2 = check_positive(l2, "l2", strict=False)
     losses, jac = kl_dro_losses(theta, X, y, loss)
     a = losses / lam
     value = lam * (float(logsumexp(a)) - math.log(a.shape[0])) \

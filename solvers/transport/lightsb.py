@@ -864,8 +864,8 @@ def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
     ------
     ValueError
         ``epsilon <= 0`` or not finite, arrays with the wrong number of dimensions,
-        ``log_alpha``, ``r`` and ``S`` that disagree on ``K`` or ``D``, or an unknown
-        ``backend``.
+        ``log_alpha``, ``r`` and ``S`` that disagree on ``K`` or ``D``, a diagonal ``S``
+        with a non-positive entry, or an unknown ``backend``.
     TypeError
         ``epsilon`` not a real number, or complex or non-numeric arrays.
     numpy.linalg.LinAlgError
@@ -874,8 +874,7 @@ def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
 
     Notes
     -----
-    Diagonal ``S`` is not checked for positivity: a non-positive entry gives NaN
-    parameters (with a ``RuntimeWarning``) rather than an error. Full ``S`` is symmetrised
+    A diagonal ``S`` with a non-positive entry raises ``ValueError``. Full ``S`` is symmetrised
     before factorisation.
 
     References
@@ -900,6 +899,8 @@ def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
     kind = "diag" if S.ndim == 2 else "full"
     if S.shape[0] != r.shape[0] or la.shape[0] != r.shape[0] or S.shape[1] != r.shape[1]:
         raise ValueError("log_alpha, r and S must describe the same K components of dimension D")
+    if kind == "diag" and not bool(xp.all(S > 0)):
+        raise ValueError("diagonal S must have positive entries (it is a covariance scale)")
     q = xp.log(S) if kind == "diag" else xp.linalg.cholesky(0.5 * (S + xp.matrix_transpose(S)))
     la = la - logsumexp(la, backend="auto")
     params = _Params(la, r, q, kind)
