@@ -282,13 +282,13 @@ def refit_parents(X, order, *, threshold=0.3, max_parents=None, backend="auto", 
     Raises
     ------
     ValueError
-        ``order`` is not a permutation of ``range(d)``.
+        ``order`` is not a permutation of ``range(d)``, or an unknown ``backend``.
 
     Notes
     -----
     ``X`` (or ``gram``) is not validated beyond the order check: it is assumed finite,
     2-D and without constant columns (see :func:`solvers.dag.check_data`). An unknown
-    ``backend`` string silently means ``"numpy"``.
+    ``backend`` raises ``ValueError``.
 
     References
     ----------
@@ -336,13 +336,13 @@ def order_score(X, order, *, threshold=0.3, max_parents=None, backend="auto", gr
     Raises
     ------
     ValueError
-        ``order`` is not a permutation of ``range(d)``.
+        ``order`` is not a permutation of ``range(d)``, or an unknown ``backend``.
 
     Notes
     -----
     ``X`` (or ``gram``) is not validated beyond the order check: it is assumed finite,
     2-D and without constant columns (see :func:`solvers.dag.check_data`). An unknown
-    ``backend`` string silently means ``"numpy"``.
+    ``backend`` raises ``ValueError``.
 
     References
     ----------
@@ -373,6 +373,9 @@ def _max_parents(max_parents, d):
 
 
 def _use_numba(backend):
+    from .._lib.validation import check_choice
+
+    check_choice(backend, ("auto", "numpy", "numba"), "backend")
     if backend in ("auto", "numba"):
         from .._lib.backend import numba_available
 
@@ -411,13 +414,13 @@ def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
     Raises
     ------
     ValueError
-        ``order`` is not a permutation of ``range(d)``.
+        ``order`` is not a permutation of ``range(d)``, or an unknown ``backend``.
 
     Notes
     -----
     ``X`` (or ``gram``) is not validated beyond the order check: it is assumed finite,
     2-D and without constant columns (see :func:`solvers.dag.check_data`). An unknown
-    ``backend`` string silently means ``"numpy"``.
+    ``backend`` raises ``ValueError``.
 
     References
     ----------
