@@ -326,7 +326,7 @@ class DPDAG:
                 "distribution); estimate it from samples")
 
     def log_prob_order(self, orders):
-        """Plackett-Luce log-probability of node orders (``order="softsort"`` only).
+        r"""Plackett-Luce log-probability of node orders (``order="softsort"`` only).
 
         Parameters
         ----------
