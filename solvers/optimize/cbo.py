@@ -59,6 +59,14 @@ def _consensus_generic(X, E, alpha, mask, xp):
     Returns ``(c, g)`` with ``c`` of shape (M, d) and ``g = E - min E`` (M, N) (all zeros
     in a run without a finite energy, whose consensus is then the plain mean).
     """
+    g, _ = _energy_gaps(E, mask, xp)
+    c = _weighted_mean(X, g, alpha, xp)
+    return c, g
+
+
+def _energy_gaps(E, mask, xp):
+    """``g = E - min E`` per run, +inf for excluded particles; zeros in a run without a
+    finite energy. Returns ``(g, all_bad)`` with ``all_bad`` of shape (M, 1)."""
     inf = xp.asarray(xp.inf, dtype=E.dtype)
     zero = xp.asarray(0.0, dtype=E.dtype)
     if mask is not None:
@@ -68,8 +76,7 @@ def _consensus_generic(X, E, alpha, mask, xp):
     g = xp.where(all_bad, zero, E - xp.where(all_bad, zero, fmin))
     if mask is not None:
         g = xp.where(mask, g, inf)
-    c = _weighted_mean(X, g, alpha, xp)
-    return c, g
+    return g, all_bad
 
 
 def _weighted_mean(X, g, alpha, xp):
@@ -713,13 +720,7 @@ def _step_generic(xp, X, F, BX, BF, Y, FY, memory, alpha, ess, alpha_max, xi, ma
         E, P = FY, Y
     else:
         E, P = F, X
-    if mask is not None:
-        E = xp.where(mask, E, inf)
-    fmin = xp.min(E, axis=1, keepdims=True)
-    all_bad = ~xp.isfinite(fmin)
-    g = xp.where(all_bad, zero, E - xp.where(all_bad, zero, fmin))
-    if mask is not None:
-        g = xp.where(mask, g, inf)
+    g, all_bad = _energy_gaps(E, mask, xp)
     if ess is not None:
         a = _ess_alpha_generic(g, ess, alpha_max, xp)
         a = xp.where(all_bad[:, 0], xp.asarray(alpha, dtype=a.dtype), a)

@@ -86,6 +86,26 @@ def sample_diag(x, logits, r, s, eps, u, z):
     return out.astype(x.dtype, copy=False)
 
 
+@jit
+def _softmax_accumulate(w, mx, pts, i, acc, c):
+    """Turn logits ``w`` (max ``mx``) into softmax weights in place, add the weighted
+    0th/1st/2nd moments of point ``pts[i]`` to ``acc[c]``; return the row's log-sum-exp."""
+    K = w.shape[0]
+    D = pts.shape[1]
+    tot = 0.0
+    for k in range(K):
+        w[k] = math.exp(w[k] - mx)
+        tot += w[k]
+    for k in range(K):
+        wk = w[k] / tot
+        acc[c, k, 0] += wk
+        for d in range(D):
+            v = pts[i, d]
+            acc[c, k, 1 + d] += wk * v
+            acc[c, k, 1 + D + d] += wk * v * v
+    return mx + math.log(tot)
+
+
 def _diag_stats_py(x, y, la, r, s, eps, nchunks, acc_c, acc_v, lse_sum):
     """Per-chunk sufficient statistics of the LightSB loss for diagonal S.
 
@@ -122,18 +142,7 @@ def _diag_stats_py(x, y, la, r, s, eps, nchunks, acc_c, acc_v, lse_sum):
                 w[k] = v
                 if v > mx:
                     mx = v
-            tot = 0.0
-            for k in range(K):
-                w[k] = math.exp(w[k] - mx)
-                tot += w[k]
-            tot_lse += mx + math.log(tot)
-            for k in range(K):
-                wk = w[k] / tot
-                acc_c[c, k, 0] += wk
-                for d in range(D):
-                    xv = x[i, d]
-                    acc_c[c, k, 1 + d] += wk * xv
-                    acc_c[c, k, 1 + D + d] += wk * xv * xv
+            tot_lse += _softmax_accumulate(w, mx, x, i, acc_c, c)
         lse_sum[c, 0] = tot_lse
         # --- y side: log v(y) ---
         j0 = (m * c) // nchunks
@@ -150,18 +159,7 @@ def _diag_stats_py(x, y, la, r, s, eps, nchunks, acc_c, acc_v, lse_sum):
                 w[k] = v
                 if v > mx:
                     mx = v
-            tot = 0.0
-            for k in range(K):
-                w[k] = math.exp(w[k] - mx)
-                tot += w[k]
-            tot_lse += mx + math.log(tot)
-            for k in range(K):
-                wk = w[k] / tot
-                acc_v[c, k, 0] += wk
-                for d in range(D):
-                    yv = y[j, d]
-                    acc_v[c, k, 1 + d] += wk * yv
-                    acc_v[c, k, 1 + D + d] += wk * yv * yv
+            tot_lse += _softmax_accumulate(w, mx, y, j, acc_v, c)
         lse_sum[c, 1] = tot_lse
 
 
