@@ -206,13 +206,11 @@ def _parse_bounds(bounds, xp):
         lb, ub = np.broadcast_arrays(lb, ub)
     else:
         if hasattr(bounds, "__array_namespace__") and not isinstance(bounds, np.ndarray):
-            bxp = bounds.__array_namespace__()
             shape = tuple(bounds.shape)
             if len(shape) != 2 or shape[1] != 2:
                 raise ValueError(f"bounds must be a sequence of (low, high) pairs, shape "
                                  f"(d, 2), got shape {shape}")
             b = np.asarray([[float(bounds[i, k]) for k in range(2)] for i in range(shape[0])])
-            del bxp
         else:
             try:
                 b = np.asarray(bounds, dtype=np.float64)
@@ -569,7 +567,7 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     use_numba = be.name == "numba"
     use_cupy = be.name == "cupy"
     if use_cupy:
-        from . import _cbo_cupy
+        from . import _cbo_cupy  # noqa: F401  (fail before any evaluation if cupy kernels break)
     lam_dt = lam * dt
     sig_sqdt = sigma * math.sqrt(dt)
     aniso = noise == "anisotropic"
