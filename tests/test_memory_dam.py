@@ -287,3 +287,61 @@ def test_protocol_noncommuting_retrieves():
     mem = GaussianMemory(m, S, beta=1.0)
     res = mem.retrieve(qm, qS, maxiter=30)
     assert retrieval_rate(mem, res, idx)[0] == 1.0
+
+
+@pytest.mark.parametrize("beta_gap, expect_split", [(1.0, False), (3.0, True)])
+def test_two_pattern_pitchfork_at_beta_gap_two(beta_gap, expect_split):
+    # Two patterns at squared W2 distance gap = 4 a^2 (same covariance): on the line
+    # through them retrieval is x -> a tanh(2 beta a x), so the pattern is (near) a fixed
+    # point iff beta * gap > 2; below, every query lands on the midpoint mixture.
+    a, beta = 1.0, beta_gap / 4.0
+    rng = np.random.default_rng(40)
+    G = rng.standard_normal((3, 3))
+    Sig = G @ G.T + np.eye(3)
+    m = np.array([[a, 0.0, 0.0], [-a, 0.0, 0.0]])
+    mem = GaussianMemory(m, np.stack([Sig, Sig]), beta=beta)
+    res = mem.retrieve(m[:1], Sig[None], maxiter=500, tol=1e-12)
+    assert res.success
+    np.testing.assert_allclose(res.covs[0], Sig, atol=1e-9)
+    x = res.means[0, 0]
+    if expect_split:
+        u = 1.0                       # solve u = tanh(beta gap u / 2) by fixed point
+        for _ in range(200):
+            u = np.tanh(beta_gap / 2 * u)
+        assert res.index[0] == 0 and abs(x - a * u) < 1e-8
+    else:
+        assert abs(x) < 1e-8
+
+
+def test_separated_patterns_are_fixed_points():
+    beta = 1.0
+    m, S = synthetic_patterns(40, 6, commuting=False, min_separation=4.0 / beta, rng=41)
+    mem = GaussianMemory(m, S, beta=beta)
+    D = mem.distances(m, S)
+    assert D[~np.eye(40, dtype=bool)].min() >= 4.0 / beta
+    res = mem.retrieve(m, S, maxiter=200)
+    assert res.success and res.index.tolist() == list(range(40))
+    # each stored pattern attracts: the fixed point stays within the e^{-beta gap} leakage
+    assert retrieval_rate(mem, res, np.arange(40), atol=0.2)[0] == 1.0
+
+
+def test_authors_protocol_generator_and_perturbation():
+    N, d, r = 30, 5, 0.3
+    m, S = synthetic_patterns(N, d, commuting=False, on_sphere=True, rng=42)
+    np.testing.assert_allclose((m ** 2).sum(1) + np.trace(S, axis1=1, axis2=2), 2 * d)
+    qm, qS = perturb(m, S, r, method="authors", rng=43)
+    np.testing.assert_allclose(np.linalg.norm(qm - m, axis=1), r / np.sqrt(2))
+    w2 = bures_wasserstein_distance(qm, qS, m, S, squared=False)
+    lam_min = np.linalg.eigvalsh(S)[:, 0]
+    assert np.all(w2 >= r / np.sqrt(2) - 1e-12)
+    # covariance part bounded by 0.025 r^2 / sqrt(lambda_min) (see perturb's docstring)
+    assert np.all(w2 ** 2 <= r ** 2 / 2 + (0.025 * r ** 2 / np.sqrt(lam_min)) ** 2 + 1e-12)
+    for diag in (True, False):   # the fast-path variants stay diagonal / commuting
+        m2, S2 = synthetic_patterns(N, d, diagonal=diag, on_sphere=True, rng=44)
+        _, qS2 = perturb(m2, S2, r, commuting=True, method="authors", rng=45)
+        assert GaussianMemory(m2, S2).retrieve(m2[:2], qS2[:2], maxiter=1).path in (
+            "diagonal", "commuting")
+    with pytest.raises(ValueError, match="method"):
+        perturb(m, S, r, method="nope")
+    with pytest.raises(RuntimeError, match="placed only"):
+        synthetic_patterns(50, 2, min_separation=50.0, rng=0)

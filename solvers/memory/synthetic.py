@@ -6,6 +6,13 @@ uniform in ``[1, 1.1]``, eigenbases shared (commuting) or independent Haar rotat
 (non-commuting). Queries: a pattern moved by exactly ``radius`` in W2, half in the mean and
 half in the covariance, ``Omega = (I + E) Sigma (I + E)`` with ``E`` symmetric (so
 ``x -> (I + E) x`` is the optimal map and ``W2^2 = tr(E Sigma E)`` exactly).
+
+Two variants reproduce the authors' public code (github.com/chandantankala/DDAM,
+``utils.py``): ``synthetic_patterns(..., on_sphere=True)`` rescales each spectrum to trace
+``d`` so every pattern lies exactly on the W2 sphere of radius ``sqrt(2 d)`` around the
+Dirac mass at 0, and ``perturb(..., method="authors")`` moves the mean by ``r/sqrt(2)`` and
+adds a small random positive semi-definite matrix to the covariance. Neither enforces a
+separation between patterns; ``min_separation`` (ours, not the paper's) does.
 """
 import numpy as np
 
@@ -19,8 +26,14 @@ def _haar(rng, d):
 
 
 def synthetic_patterns(n_patterns, dim, *, commuting=True, diagonal=False,
-                       eig_range=(1.0, 1.1), rng=None):
-    """Random Gaussian patterns for retrieval experiments (numpy arrays).
+                       eig_range=(1.0, 1.1), on_sphere=False, min_separation=None,
+                       rng=None):
+    r"""Random Gaussian patterns for retrieval experiments (numpy arrays).
+
+    Means :math:`\mu_i` are uniform on the sphere :math:`\|\mu\| = \sqrt d`; covariances are
+    :math:`\Sigma_i = U_i \operatorname{diag}(\lambda_i) U_i^\top` with :math:`\lambda_{ik}`
+    uniform in ``eig_range`` and :math:`U_i` Haar distributed (one shared :math:`U` when
+    ``commuting``).
 
     Parameters
     ----------
@@ -31,6 +44,20 @@ def synthetic_patterns(n_patterns, dim, *, commuting=True, diagonal=False,
         Return covariances as variances of shape (N, d) (implies commuting).
     eig_range : (float, float)
         Covariance eigenvalues are uniform in this range.
+    on_sphere : bool
+        Rescale each spectrum to :math:`\operatorname{tr}\Sigma_i = d`, as the authors'
+        code does, so that :math:`W_2^2(X_i, \delta_0) = \|\mu_i\|^2 + \operatorname{tr}
+        \Sigma_i = 2d` exactly: every pattern lies on the Wasserstein sphere of radius
+        :math:`\sqrt{2d}`. The eigenvalues then leave ``eig_range`` slightly (about
+        [0.95, 1.05] for the default range). Default False: eigenvalues stay in
+        ``eig_range``, traces vary by about :math:`\pm 0.5\%`; the two choices retrieve
+        alike because the separation between patterns comes almost entirely from the
+        means (see Notes).
+    min_separation : float, optional
+        Ours, not the paper's: draw patterns one at a time and reject any candidate closer
+        than ``min_separation`` in *squared* W2 to a pattern already kept (random
+        sequential packing), so :math:`\min_{i \ne j} W_2^2(X_i, X_j) \ge` ``min_separation``.
+        Default None: no rejection, the paper's setting.
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -38,55 +65,143 @@ def synthetic_patterns(n_patterns, dim, *, commuting=True, diagonal=False,
     means : ndarray, shape (N, d)
         On the sphere of radius ``sqrt(d)``.
     covs : ndarray, shape (N, d, d), or (N, d) with ``diagonal=True``
-        Symmetric positive definite, eigenvalues in ``eig_range``.
+        Symmetric positive definite, eigenvalues in ``eig_range`` (rescaled with
+        ``on_sphere``).
 
     Raises
     ------
     TypeError
-        Non-integer ``n_patterns`` or ``dim``, non-real ``eig_range`` entries, or an
-        ``rng`` that is not None, an int or a ``numpy.random.Generator``.
+        Non-integer ``n_patterns`` or ``dim``, non-real ``eig_range`` entries or
+        ``min_separation``, or an ``rng`` that is not None, an int or a
+        ``numpy.random.Generator``.
     ValueError
         ``n_patterns < 1``, ``dim < 1``, ``eig_range`` entries that are not finite and
-        positive or not exactly two of them, or a negative ``rng`` seed.
+        positive or not exactly two of them, ``min_separation`` not finite and positive, or
+        a negative ``rng`` seed.
+    RuntimeError
+        ``min_separation`` so large that ``n_patterns`` patterns were not placed within
+        ``100 n_patterns + 1000`` candidates.
 
     Notes
     -----
     ``eig_range`` is not required to be increasing; ``numpy.random.Generator.uniform``
     accepts either order.
 
+    *Why a separation matters.* For two patterns at squared distance :math:`\Delta` (equal
+    covariances, means :math:`\pm a`, :math:`\Delta = 4a^2`) the retrieval map on the line
+    through them is :math:`x \mapsto a \tanh(2\beta a x)`; its midpoint is a stable fixed
+    point, and the only one, as long as :math:`2\beta a^2 = \beta\Delta/2 < 1`. So a
+    pattern whose nearest neighbour is closer than :math:`W_2^2 = 2/\beta` is not a fixed
+    point: every query started near it drifts to the mixture. With means uniform on the
+    sphere of radius :math:`\sqrt{10}` in :math:`d = 10`, about 7% of N = 1000 patterns
+    have such a neighbour at :math:`\beta = 1`, which caps retrieval near 93-95% whatever
+    the algorithm. The sufficient condition for the pattern itself to attract (the map's
+    Jacobian there, :math:`2\beta\,\mathrm{Cov}_p(\mu)`, below 1) is
+    :math:`2\beta\sum_{j} \Delta_{ij} e^{-\beta \Delta_{ij}} < 1`; ``min_separation =
+    4/beta`` gives :math:`2 \cdot 4 e^{-4} = 0.15` per neighbour at the minimal gap.
+
+    The authors' commuting sampler draws :math:`d-1` eigenvalues in ``eig_range`` and sets
+    the last so the spectrum sums to :math:`d`, rejecting until it also falls in the
+    range; with the default range [1, 1.1] that has probability zero (the sum of d values
+    each at least 1 equals d only if all are 1), so ``on_sphere`` rescales instead, for
+    both the commuting and non-commuting cases.
+
     References
     ----------
     .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
-       Bures-Wasserstein space", arXiv:2509.23162 (2025).
+       Bures-Wasserstein space", arXiv:2509.23162 (2025); code at
+       github.com/chandantankala/DDAM (``utils.py``).
+    .. [2] H. Ramsauer et al., "Hopfield networks is all you need", ICLR 2021 (fixed
+       points and separation of modern Hopfield networks).
 
     Examples
     --------
+    >>> import numpy as np
     >>> from solvers.memory import synthetic_patterns
     >>> m, S = synthetic_patterns(4, 3, rng=0)
     >>> m.shape, S.shape
     ((4, 3), (4, 3, 3))
+    >>> m, S = synthetic_patterns(5, 3, on_sphere=True, rng=0)
+    >>> np.allclose((m ** 2).sum(1) + np.trace(S, axis1=1, axis2=2), 6.0)
+    True
+    >>> m, v = synthetic_patterns(30, 5, diagonal=True, min_separation=2.0, rng=0)
+    >>> D = ((m[:, None] - m[None]) ** 2).sum(-1) + ((np.sqrt(v)[:, None]
+    ...                                              - np.sqrt(v)[None]) ** 2).sum(-1)
+    >>> bool(D[~np.eye(30, dtype=bool)].min() >= 2.0)
+    True
     """
     n = check_int(n_patterns, "n_patterns", minimum=1)
     d = check_int(dim, "dim", minimum=1)
     lo, hi = (check_positive(v, "eig_range") for v in eig_range)
+    if min_separation is not None:
+        min_separation = check_positive(min_separation, "min_separation")
     rng = check_rng(rng)
-    mu = rng.standard_normal((n, d))
-    mu *= np.sqrt(d) / np.linalg.norm(mu, axis=1, keepdims=True)
-    lam = rng.uniform(lo, hi, size=(n, d))
+    if min_separation is None:
+        mu = rng.standard_normal((n, d))
+        mu *= np.sqrt(d) / np.linalg.norm(mu, axis=1, keepdims=True)
+        lam = rng.uniform(lo, hi, size=(n, d))
+        if on_sphere:
+            lam *= d / lam.sum(axis=1, keepdims=True)
+        if diagonal:
+            return mu, lam
+        if commuting:
+            U = _haar(rng, d)
+            covs = (U * lam[:, None, :]) @ U.T
+        else:
+            U = np.stack([_haar(rng, d) for _ in range(n)])
+            covs = (U * lam[:, None, :]) @ U.transpose(0, 2, 1)
+        return mu, 0.5 * (covs + covs.transpose(0, 2, 1))
+    return _separated(n, d, lo, hi, commuting or diagonal, diagonal, on_sphere,
+                      min_separation, rng)
+
+
+def _separated(n, d, lo, hi, shared, diagonal, on_sphere, gap, rng):
+    """Random sequential packing: keep a candidate only if its squared W2 distance to every
+    kept pattern is at least ``gap`` (the mean part alone decides most pairs, since
+    ``W2^2 >= |mu - mu'|^2``; the Bures term is computed only for the rest)."""
+    from ..transport.bures import bures_wasserstein_distance
+
+    U = _haar(rng, d) if shared and not diagonal else None
+    mu, lam, rot = np.empty((n, d)), np.empty((n, d)), []
+    covs = None if shared else np.empty((n, d, d))
+    kept, tried, budget = 0, 0, 100 * n + 1000
+    while kept < n:
+        if tried >= budget:
+            raise RuntimeError(f"min_separation={gap}: placed only {kept} of {n} patterns "
+                               f"in dimension {d} after {tried} candidates")
+        tried += 1
+        m = rng.standard_normal(d)
+        m *= np.sqrt(d) / np.linalg.norm(m)
+        l = rng.uniform(lo, hi, size=d)
+        if on_sphere:
+            l *= d / l.sum()
+        R = None if shared else _haar(rng, d)
+        dm2 = np.sum((mu[:kept] - m) ** 2, axis=1)
+        close = np.flatnonzero(dm2 < gap)
+        if close.size:
+            if shared:
+                w2 = dm2[close] + np.sum((np.sqrt(lam[close]) - np.sqrt(l)) ** 2, axis=1)
+            else:
+                S = (R * l) @ R.T
+                w2 = bures_wasserstein_distance(m, 0.5 * (S + S.T), mu[close], covs[close])
+            if np.any(w2 < gap):
+                continue
+        mu[kept], lam[kept] = m, l
+        if not shared:
+            S = (R * l) @ R.T
+            covs[kept] = 0.5 * (S + S.T)
+        kept += 1
     if diagonal:
         return mu, lam
-    if commuting:
-        U = _haar(rng, d)
+    if shared:
         covs = (U * lam[:, None, :]) @ U.T
-    else:
-        U = np.stack([_haar(rng, d) for _ in range(n)])
-        covs = (U * lam[:, None, :]) @ U.transpose(0, 2, 1)
-    return mu, 0.5 * (covs + covs.transpose(0, 2, 1))
+        covs = 0.5 * (covs + covs.transpose(0, 2, 1))
+    return mu, covs
 
 
-def perturb(means, covs, radius, *, commuting=False, rng=None):
+def perturb(means, covs, radius, *, commuting=False, method="exact", rng=None):
     """Move each Gaussian by exactly ``radius`` in W2 (half the squared length each in the
-    mean and in the covariance).
+    mean and in the covariance), or as the authors' code does (``method="authors"``).
 
     Parameters
     ----------
@@ -96,20 +211,34 @@ def perturb(means, covs, radius, *, commuting=False, rng=None):
     commuting : bool
         Keep each perturbed covariance in its pattern's eigenbasis (needed to stay on the
         commuting fast path; variances always stay diagonal).
+    method : {"exact", "authors"}
+        ``"exact"`` (default): W2 distance exactly ``radius`` (see Notes). ``"authors"``:
+        the perturbation of the authors' code (``perturb_gaussian`` in ``utils.py``): the
+        mean moves by ``radius / sqrt(2)`` in a uniform random direction, and the
+        covariance becomes :math:`\\Sigma + 0.1\\,P` with :math:`P = G G^\\top` scaled to
+        :math:`\\operatorname{tr} P = r^2/2` (:math:`G` standard Gaussian; with
+        ``commuting`` or variances, :math:`P` is diagonal in the pattern's eigenbasis
+        with entries :math:`g_k^2`, to stay on the fast path). Its W2 length is below
+        ``radius``: the mean part is :math:`r/\\sqrt2` and the covariance part at most
+        :math:`\\|0.1 P\\|_F / (2\\sqrt{\\lambda_{\\min}(\\Sigma)}) \\le 0.025\\, r^2 /
+        \\sqrt{\\lambda_{\\min}}` (along :math:`\\Sigma + tP` the smallest eigenvalue only
+        grows, so the derivative of the matrix square root has Frobenius gain at most
+        :math:`1/(2\\sqrt{\\lambda_{\\min}})`, and
+        :math:`B(\\Sigma_1, \\Sigma_2) \\le \\|\\Sigma_1^{1/2} - \\Sigma_2^{1/2}\\|_F`).
     rng : None, int or numpy.random.Generator
 
     Returns
     -------
     means, covs : ndarray
-        Same shapes as the input; each perturbed Gaussian lies at W2 distance exactly
-        ``radius`` from its source.
+        Same shapes as the input; with ``method="exact"`` each perturbed Gaussian lies at
+        W2 distance exactly ``radius`` from its source.
 
     Raises
     ------
     ValueError
         ``radius`` negative or not finite; ``radius`` so large that a perturbed covariance
         would not be positive definite (the map ``I + E`` must stay positive definite);
-        ``means`` that is not 2-D; a negative ``rng`` seed.
+        ``means`` that is not 2-D; an unknown ``method``; a negative ``rng`` seed.
     TypeError
         Non-real ``radius``, or an ``rng`` that is not None, an int or a
         ``numpy.random.Generator``.
@@ -140,11 +269,15 @@ def perturb(means, covs, radius, *, commuting=False, rng=None):
     """
     rng = check_rng(rng)
     radius = check_positive(radius, "radius", strict=False)
+    if method not in ("exact", "authors"):
+        raise ValueError(f"method must be 'exact' or 'authors', got {method!r}")
     means, covs = np.asarray(means, dtype=float), np.asarray(covs, dtype=float)
     Q, d = means.shape
     step = rng.standard_normal((Q, d))
     step *= radius / np.sqrt(2) / np.linalg.norm(step, axis=1, keepdims=True)
     half2 = radius ** 2 / 2
+    if method == "authors":
+        return means + step, _authors_cov_perturbation(covs, half2, commuting, rng)
     if covs.ndim == 2:
         e = rng.standard_normal((Q, d))
         e *= np.sqrt(half2 / np.sum(e * e * covs, axis=1, keepdims=True))
@@ -164,6 +297,25 @@ def perturb(means, covs, radius, *, commuting=False, rng=None):
     A = np.eye(d) + E
     new = A @ covs @ A
     return means + step, 0.5 * (new + new.transpose(0, 2, 1))
+
+
+def _authors_cov_perturbation(covs, half2, commuting, rng):
+    """``Sigma + 0.1 P`` with ``P`` positive semi-definite of trace ``half2`` (random
+    ``G G^T``, or ``diag(g^2)`` in the pattern's eigenbasis for variances / commuting)."""
+    Q, d = covs.shape[0], covs.shape[1]
+    if covs.ndim == 2:
+        g2 = rng.standard_normal((Q, d)) ** 2
+        return covs + 0.1 * half2 * g2 / g2.sum(axis=1, keepdims=True)
+    if commuting:
+        _, V = np.linalg.eigh(covs)
+        g2 = rng.standard_normal((Q, d)) ** 2
+        P = (V * (g2 / g2.sum(axis=1, keepdims=True))[:, None, :]) @ V.transpose(0, 2, 1)
+    else:
+        G = rng.standard_normal((Q, d, d))
+        P = G @ G.transpose(0, 2, 1)
+        P /= np.trace(P, axis1=1, axis2=2)[:, None, None]
+    new = covs + 0.1 * half2 * P
+    return 0.5 * (new + new.transpose(0, 2, 1))
 
 
 def retrieval_rate(memory, result, true_index, *, atol=None):
