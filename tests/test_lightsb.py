@@ -373,8 +373,9 @@ def test_restarts_pick_the_lowest_held_out_loss():
     rng = np.random.default_rng(0)
     x0, x1 = rng.normal(size=(400, 2)), np.concatenate([rng.normal(size=(200, 2)) + 3,
                                                          rng.normal(size=(200, 2)) - 3])
-    one = schrodinger_bridge(x0, x1, 1.0, n_components=4, rng=0)
-    three = schrodinger_bridge(x0, x1, 1.0, n_components=4, rng=0, n_restarts=3)
+    one = schrodinger_bridge(x0, x1, 1.0, n_components=4, rng=0, init="kmeans++")
+    three = schrodinger_bridge(x0, x1, 1.0, n_components=4, rng=0, n_restarts=3,
+                               init="kmeans++")
     scores = three.restart_scores
     assert len(scores) == 3 and all(np.isfinite(scores))
     if int(np.argmin(scores)) == 0:  # the first restart is the single run, draw for draw
@@ -434,9 +435,26 @@ def test_split_growth_escapes_the_fixed_k_local_optimum():
     pair = make_pair(64, 0.1, seed=0)
     rng = np.random.default_rng(1)
     x0, x1 = pair.sample_x0(20_000, rng), pair.sample_x1(20_000, rng)
-    sb = schrodinger_bridge(x0, x1, 0.1, rng=0)
+    sb = schrodinger_bridge(x0, x1, 0.1, rng=0, init="split")
     sizes = [k for k, _ in sb.stages]
     assert sizes[:3] == [1, 2, 4] and sb.n_components in sizes
     kept = [s for k, s in sb.stages if k <= sb.n_components]
     assert all(b < a for a, b in zip(kept, kept[1:]))  # each kept split lowered the score
     assert cbw_uvp(sb, pair, n_inputs=500, exact=True, rng=2) < 0.7
+
+
+def test_auto_init_keeps_the_better_of_split_and_kmeanspp():
+    rng = np.random.default_rng(0)
+    x0, x1 = rng.normal(size=(400, 2)), np.concatenate([rng.normal(size=(200, 2)) + 3,
+                                                         rng.normal(size=(200, 2)) - 3])
+    sb = schrodinger_bridge(x0, x1, 1.0, n_components=4, rng=0)
+    split_score, kmeans_score = sb.restart_scores
+    assert sb.stages[0][0] == 1 and sb.stages[-1] == (4, kmeans_score)
+    assert min(sc for _, sc in sb.stages[:-1]) == split_score
+    if kmeans_score < split_score:
+        assert sb.n_components == 4
+    else:
+        kept = max(k for k, sc in sb.stages[:-1] if sc == split_score)
+        assert sb.n_components == kept
+    one = schrodinger_bridge(x0, x1, 1.0, n_components=1, rng=0)
+    assert len(one.restart_scores) == 1 and one.n_components == 1
