@@ -113,9 +113,11 @@ def main():
     ap.add_argument("--quick", action="store_true", help="D = 2 only, 5000 samples")
     ap.add_argument("--dims", type=int, nargs="+", default=[2, 16, 64, 128])
     ap.add_argument("--eps", type=float, nargs="+", default=[0.1, 1.0, 10.0])
-    ap.add_argument("--n", type=int, default=100_000, help="training samples per side")
-    ap.add_argument("--n-high-dim", type=int, default=50_000,
+    ap.add_argument("--n", type=int, default=150_000, help="training samples per side")
+    ap.add_argument("--n-high-dim", type=int, default=150_000,
                     help="training samples per side for D >= 64 (fit cost is O(n K D))")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="pair, data, fit and test-input seed (make_pair(..., seed))")
     ap.add_argument("--n-rotated", type=int, default=20_000,
                     help="training samples per side for rotated pairs (full S, O(n K D^2))")
     ap.add_argument("--rotated", action="store_true", help="also rotated pairs (full S)")
@@ -158,7 +160,8 @@ def main():
             skipped.append((D, eps, rot))
             continue
         n = args.n_rotated if rot else (args.n if D < 64 else args.n_high_dim)
-        row = run_cell(D, eps, n, rotated=rot, sample_metric=not args.no_sample_metric)
+        row = run_cell(D, eps, n, rotated=rot, sample_metric=not args.no_sample_metric,
+                       seed=args.seed)
         rows.append(row)
         print(f"D={D:4d} eps={eps:5.1f} n={n} {'rotated/full' if rot else 'aligned/diag'}: "
               f"cBW2-UVP exact / sample % = {fmt(row)}  (published {row['published']}; "
