@@ -118,7 +118,7 @@ def main():
                     help="training samples per side for D >= 64 (fit cost is O(n K D))")
     ap.add_argument("--seed", type=int, default=0,
                     help="pair, data, fit and test-input seed (make_pair(..., seed))")
-    ap.add_argument("--n-rotated", type=int, default=20_000,
+    ap.add_argument("--n-rotated", type=int, default=100_000,
                     help="training samples per side for rotated pairs (full S, O(n K D^2))")
     ap.add_argument("--rotated", action="store_true", help="also rotated pairs (full S)")
     ap.add_argument("--rotated-max-dim", type=int, default=16)
