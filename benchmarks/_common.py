@@ -8,11 +8,12 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
-def pin_blas_threads():
-    """Limit BLAS to one thread for the rest of the process (threadpoolctl if present)."""
+def pin_blas_threads(user_api="blas"):
+    """Limit BLAS (``user_api=None``: every thread pool threadpoolctl knows, OpenMP too) to
+    one thread for the rest of the process (threadpoolctl if present)."""
     try:
         from threadpoolctl import threadpool_limits
 
-        threadpool_limits(1, "blas")
+        threadpool_limits(1, user_api)
     except ImportError:
         pass

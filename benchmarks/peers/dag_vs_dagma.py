@@ -19,23 +19,19 @@ DAGMA / COSMO. Seeds 100.. are not the ones the defaults were tuned on (0..9).
 import argparse
 import json
 import os
+import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # repo root: benchmarks._common
+from benchmarks._common import pin_blas_threads  # noqa: E402
+
 from solvers.dag import count_accuracy, is_dag, learn_dag, simulate_data  # noqa: E402
-
-
-def _pin():
-    try:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(1)
-    except ImportError:
-        pass
 
 
 def run_dagma(X):
@@ -60,7 +56,7 @@ def main():
     parser.add_argument("--verbose", action="store_true", help="print every fit")
     parser.add_argument("--json", default=None, help="write all per-seed rows to this file")
     args = parser.parse_args()
-    _pin()
+    pin_blas_threads(user_api=None)
     # warm up the Numba kernels (compile or load from cache) outside the timings
     Xw, _, _ = simulate_data(5, 100, rng=0)
     learn_dag(Xw, rng=0, maxiter=10)

@@ -19,20 +19,16 @@
 """
 import argparse
 import os
+import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-
-def pin():
-    try:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(1, "blas")
-    except ImportError:
-        pass
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # repo root: benchmarks._common
+from benchmarks._common import pin_blas_threads  # noqa: E402
 
 
 def spd(rng, n, d):
@@ -132,7 +128,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
-    pin()
+    pin_blas_threads()
     rng = np.random.default_rng(0)
     if args.quick:
         barycenter(20, 16, rng)

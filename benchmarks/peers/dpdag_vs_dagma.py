@@ -29,23 +29,19 @@
 """
 import argparse
 import os
+import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # repo root: benchmarks._common
+from benchmarks._common import pin_blas_threads  # noqa: E402
+
 from solvers.dag import count_accuracy, is_dag, learn_dag, simulate_data  # noqa: E402
 from solvers.dag.dpdag import DPDAG  # noqa: E402
-
-
-def _pin():
-    try:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(1)
-    except ImportError:
-        pass
 
 
 def throughput(ds=(10, 50, 100, 200), n=2000, backends=("numba", "numpy")):
@@ -106,7 +102,7 @@ def main():
     parser.add_argument("--defaults-only", action="store_true",
                         help="only VI-DP-DAG with the defaults (and DAGMA)")
     args = parser.parse_args()
-    _pin()
+    pin_blas_threads(user_api=None)
     if args.posterior:
         posterior()
         return

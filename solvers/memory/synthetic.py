@@ -17,7 +17,7 @@ separation between patterns; ``min_separation`` (ours, not the paper's) does.
 import numpy as np
 
 from .._lib.rng import check_rng
-from .._lib.validation import check_int, check_positive
+from .._lib.validation import check_choice, check_int, check_positive
 
 
 def _haar(rng, d):
@@ -137,22 +137,33 @@ def synthetic_patterns(n_patterns, dim, *, commuting=True, diagonal=False,
         min_separation = check_positive(min_separation, "min_separation")
     rng = check_rng(rng)
     if min_separation is None:
-        mu = rng.standard_normal((n, d))
-        mu *= np.sqrt(d) / np.linalg.norm(mu, axis=1, keepdims=True)
-        lam = rng.uniform(lo, hi, size=(n, d))
-        if on_sphere:
-            lam *= d / lam.sum(axis=1, keepdims=True)
+        mu = _sphere_means(rng, n, d)
+        lam = _spectra(rng, n, d, lo, hi, on_sphere)
         if diagonal:
             return mu, lam
         if commuting:
-            U = _haar(rng, d)
-            covs = (U * lam[:, None, :]) @ U.T
-        else:
-            U = np.stack([_haar(rng, d) for _ in range(n)])
-            covs = (U * lam[:, None, :]) @ U.transpose(0, 2, 1)
-        return mu, 0.5 * (covs + covs.transpose(0, 2, 1))
+            return mu, _rotated(_haar(rng, d), lam)
+        return mu, _rotated(np.stack([_haar(rng, d) for _ in range(n)]), lam)
     return _separated(n, d, lo, hi, commuting or diagonal, diagonal, on_sphere,
                       min_separation, rng)
+
+
+def _sphere_means(rng, k, d):
+    """k means uniform on the sphere of radius sqrt(d)."""
+    mu = rng.standard_normal((k, d))
+    return mu * (np.sqrt(d) / np.linalg.norm(mu, axis=1, keepdims=True))
+
+
+def _spectra(rng, k, d, lo, hi, on_sphere):
+    """k spectra uniform in [lo, hi], rescaled to trace d with ``on_sphere``."""
+    lam = rng.uniform(lo, hi, size=(k, d))
+    return lam * (d / lam.sum(axis=1, keepdims=True)) if on_sphere else lam
+
+
+def _rotated(U, lam):
+    """Symmetrised ``U diag(lam) U^T`` for one shared basis (d, d) or one per row."""
+    covs = (U * lam[..., None, :]) @ np.swapaxes(U, -1, -2)
+    return 0.5 * (covs + np.swapaxes(covs, -1, -2))
 
 
 def _separated(n, d, lo, hi, shared, diagonal, on_sphere, gap, rng):
@@ -162,7 +173,7 @@ def _separated(n, d, lo, hi, shared, diagonal, on_sphere, gap, rng):
     from ..transport.bures import bures_wasserstein_distance
 
     U = _haar(rng, d) if shared and not diagonal else None
-    mu, lam, rot = np.empty((n, d)), np.empty((n, d)), []
+    mu, lam = np.empty((n, d)), np.empty((n, d))
     covs = None if shared else np.empty((n, d, d))
     kept, tried, budget = 0, 0, 100 * n + 1000
     while kept < n:
@@ -170,33 +181,25 @@ def _separated(n, d, lo, hi, shared, diagonal, on_sphere, gap, rng):
             raise RuntimeError(f"min_separation={gap}: placed only {kept} of {n} patterns "
                                f"in dimension {d} after {tried} candidates")
         tried += 1
-        m = rng.standard_normal(d)
-        m *= np.sqrt(d) / np.linalg.norm(m)
-        l = rng.uniform(lo, hi, size=d)
-        if on_sphere:
-            l *= d / l.sum()
-        R = None if shared else _haar(rng, d)
+        m = _sphere_means(rng, 1, d)[0]
+        l = _spectra(rng, 1, d, lo, hi, on_sphere)[0]
+        S = None if shared else _rotated(_haar(rng, d), l)
         dm2 = np.sum((mu[:kept] - m) ** 2, axis=1)
         close = np.flatnonzero(dm2 < gap)
         if close.size:
             if shared:
                 w2 = dm2[close] + np.sum((np.sqrt(lam[close]) - np.sqrt(l)) ** 2, axis=1)
             else:
-                S = (R * l) @ R.T
-                w2 = bures_wasserstein_distance(m, 0.5 * (S + S.T), mu[close], covs[close])
+                w2 = bures_wasserstein_distance(m, S, mu[close], covs[close])
             if np.any(w2 < gap):
                 continue
         mu[kept], lam[kept] = m, l
         if not shared:
-            S = (R * l) @ R.T
-            covs[kept] = 0.5 * (S + S.T)
+            covs[kept] = S
         kept += 1
     if diagonal:
         return mu, lam
-    if shared:
-        covs = (U * lam[:, None, :]) @ U.T
-        covs = 0.5 * (covs + covs.transpose(0, 2, 1))
-    return mu, covs
+    return mu, (_rotated(U, lam) if shared else covs)
 
 
 def perturb(means, covs, radius, *, commuting=False, method="exact", rng=None):
@@ -269,8 +272,7 @@ def perturb(means, covs, radius, *, commuting=False, method="exact", rng=None):
     """
     rng = check_rng(rng)
     radius = check_positive(radius, "radius", strict=False)
-    if method not in ("exact", "authors"):
-        raise ValueError(f"method must be 'exact' or 'authors', got {method!r}")
+    check_choice(method, ("exact", "authors"), "method")
     means, covs = np.asarray(means, dtype=float), np.asarray(covs, dtype=float)
     Q, d = means.shape
     step = rng.standard_normal((Q, d))

@@ -99,19 +99,12 @@ def _split_components(p, x, eps, draws, xp, n_max, lse_backend, scale=0.1):
     delta = draws.normal((n_new, D), dtype=p.r.dtype)
     delta = delta * (scale * math.sqrt(eps)
                      / xp.sqrt(xp.sum(delta * delta, axis=1, keepdims=True)))
-    was_split = xp.any(xp.arange(K)[:, None] == idx[None, :], axis=1)
-    la = p.la - math.log(2.0) * xp.astype(was_split, p.la.dtype)
-    r = xp.concat([_subtract_rows(p.r, idx, delta, xp),
-                   xp.take(p.r, idx, axis=0) + delta], axis=0)
+    # (K, n_new) indicator of the split rows: updates without in-place indexing (xp-generic)
+    onehot = xp.astype(xp.arange(K)[:, None] == idx[None, :], p.r.dtype)
+    la = p.la - math.log(2.0) * xp.sum(onehot, axis=1)
+    r = xp.concat([p.r - onehot @ delta, xp.take(p.r, idx, axis=0) + delta], axis=0)
     return _Params(xp.concat([la, xp.take(la, idx, axis=0)], axis=0), r,
                    xp.concat([p.q, xp.take(p.q, idx, axis=0)], axis=0), p.kind)
-
-
-def _subtract_rows(r, idx, delta, xp):
-    """r with delta[j] subtracted from row idx[j] (no in-place update: xp-generic)."""
-    K = r.shape[0]
-    onehot = xp.astype(xp.arange(K)[:, None] == idx[None, :], r.dtype)   # (K, n_new)
-    return r - onehot @ delta
 
 
 def _tril_mask(D, dtype, xp):
@@ -1061,8 +1054,8 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     SchrodingerBridgeResult
         With ``log_alpha``, ``r``, ``S``, ``loss`` (history over every stage), ``nit``
         (total), ``success``, ``n_components`` (the number used), ``stages`` (a list of
-        ``(n_components, score)`` per fit tried) and the methods ``sample``, ``conditional_moments``, ``drift``, ``simulate``, ``bridge``,
-        ``log_weights``.
+        ``(n_components, score)`` per fit tried) and the methods ``sample``,
+        ``conditional_moments``, ``drift``, ``simulate``, ``bridge``, ``log_weights``.
 
     Raises
     ------
