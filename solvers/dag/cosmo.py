@@ -55,6 +55,7 @@ from .._lib.rng import check_rng
 from .._lib.validation import check_choice, check_int, check_positive
 from .graph import to_host
 from .learn import check_data, make_result
+from .refine import model_bic
 
 __all__ = ["learn_cosmo", "cosmo_loss_grad", "orientation"]
 
@@ -311,11 +312,12 @@ def _plain_graph(H, p, t_min, eps, threshold):
 
 
 def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_min=1e-3,
-                eps=1e-2, threshold=0.3, maxiter=None, epochs=None, batch_size=None,
+                eps=1e-2, threshold=None, maxiter=None, epochs=None, batch_size=None,
                 lr=None, optimizer="adam", init="variance", refine=True, restarts=1,
                 refine_rounds=50, refine_time_limit=None, max_parents=None, rng=None,
-                callback=None, progress=False, backend="auto", record_every=50):
-    """Learn a linear DAG with COSMO (smooth acyclic orientations), optionally refined.
+                callback=None, progress=False, backend="auto", record_every=50,
+                noise_variance="auto"):
+    r"""Learn a linear DAG with COSMO (smooth acyclic orientations), optionally refined.
 
     Parameters
     ----------
@@ -330,8 +332,21 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         last step (paper: 0.45 to ~1e-3).
     eps : float
         Orientation margin (paper 5e-3..2e-2).
-    threshold : float
-        Smallest absolute weight kept in the returned graph.
+    threshold : float, optional
+        Smallest absolute weight kept in the returned graph. Default 0.3 with equal noise
+        variances (raw units, as in the paper) and 0 with non-equal ones, whose weights
+        live on standardized columns and are pruned by BIC alone (a fixed threshold there
+        cut true edges and forced the refit to add many wrong ones).
+    noise_variance : {"auto", "equal", "nonequal"}
+        Noise model of the score the order is refined with. ``"equal"``: one noise
+        variance for all nodes (least squares; identifies the DAG when the variances
+        really are equal, Peters & Bühlmann 2014, but reads the order off the marginal
+        scales, so it fails on standardized or real data). ``"nonequal"``: one variance per
+        node, :math:`\tfrac12\sum_j \log \mathrm{rss}_j + |E| \log n / (2n)`; training
+        runs on standardized columns and the result does not depend on the scale of any
+        column; only the Markov equivalence class is identified (see ``cpdag``).
+        ``"auto"`` (default) runs both and keeps the lower BIC (equal variances are the
+        nested special case, so BIC picks them only when the data support them).
     maxiter : int, optional
         Optimizer steps; default 5000 full batch, 8000 minibatch, and 1000 when
         ``d > 256`` (there the refinement does most of the work; see the guide).
@@ -377,7 +392,9 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         ``W`` (input namespace), ``adjacency`` (acyclic), ``order``, ``priorities``,
         ``fun`` (final training loss), ``loss_history``, ``nit``, ``score`` (BIC per sample
         of the returned graph, lower is better), ``W_cosmo`` (the plain COSMO graph before
-        refinement), ``time``.
+        refinement), ``noise_variance`` (the model kept), ``bic`` (BIC per sample of each
+        model tried, variance parameters counted), ``cpdag`` (the equivalence class, see
+        :attr:`DAGResult.cpdag`), ``time``.
 
     Raises
     ------
@@ -420,7 +437,8 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
     if t_min > t_max:
         raise ValueError(f"t_min ({t_min}) must be <= t_max ({t_max})")
     eps = check_positive(eps, "eps", strict=False)
-    threshold = check_positive(threshold, "threshold", strict=False)
+    if threshold is not None:
+        threshold = check_positive(threshold, "threshold", strict=False)
     optimizer = check_choice(optimizer, ("adam", "sgd"), "optimizer")
     init = check_choice(init, INITS, "init")
     restarts = check_int(restarts, "restarts", minimum=1)
@@ -446,54 +464,33 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
     lr = check_positive(lr, "lr")
     rng = check_rng(rng)
 
+    noise_variance = check_choice(noise_variance, ("auto", "equal", "nonequal"),
+                                  "noise_variance")
     dtype = X.dtype
     Xc = X - xp.mean(X, axis=0)
     C = (Xc.T @ Xc) / n
-    var = xp.linalg.diagonal(C)
     C_host = np.asarray(to_host(C), dtype=np.float64)
-    var_host = np.diag(C_host)
-
-    best = None
-    nit_total = 0
-    message = "converged (schedule completed)"
-    status = 0
-    success = True
-    for r in range(restarts):
-        if init == "variance":
-            p0 = np.log(var_host)
-        elif init == "zeros":
-            p0 = np.zeros(d)
-        else:
-            p0 = 0.1 * rng.standard_normal(d)
-        if r > 0:
-            p0 = p0 + 0.5 * float(np.std(p0) if np.std(p0) > 0 else 1.0) * rng.standard_normal(d)
-        p = xp.asarray(p0, dtype=dtype)
-        H = xp.zeros((d, d), dtype=dtype)
-        H, p, hist, nit, stop = _train(
-            Xc, C, n, H, p, be=be, batch_size=None if full else batch_size,
-            maxiter=maxiter, t_max=t_max, t_min=t_min, eps=eps, l1=float(lambda1),
-            l2=float(lambda2), lp=float(lambda_p), lr=lr, optimizer=optimizer, rng=rng,
-            callback=callback, progress=progress, record_every=record_every)
-        nit_total += nit
-        if stop == "nonfinite":
-            success, status = False, 3
-            message = (f"the loss became non-finite at step {nit}; lower lr "
-                       "or standardize the data")
-        elif stop == "callback":
-            status, message = STOPPED_BY_CALLBACK
-        p_host = np.asarray(to_host(p), dtype=float)
-        H_host = np.asarray(to_host(H), dtype=float)
-        if not (np.all(np.isfinite(p_host)) and np.all(np.isfinite(H_host))):
-            p_host = np.nan_to_num(p_host)
-            H_host = np.nan_to_num(H_host)
-        W_plain, order = _plain_graph(H_host, p_host, t_min, eps, threshold)
-        cand = _candidate(C_host, n, W_plain, order, p_host, H_host, hist, refine, threshold,
-                          max_parents, refine_rounds, refine_time_limit, be)
-        if best is None or cand["score"] < best["score"]:
-            best = cand
-        if stop:
-            break
-
+    train = dict(be=be, batch_size=None if full else batch_size, maxiter=maxiter,
+                 t_max=t_max, t_min=t_min, eps=eps, l1=float(lambda1), l2=float(lambda2),
+                 lp=float(lambda_p), lr=lr, optimizer=optimizer, rng=rng, callback=callback,
+                 progress=progress, record_every=record_every)
+    search = dict(refine=refine, threshold=threshold, max_parents=max_parents,
+                  refine_rounds=refine_rounds, refine_time_limit=refine_time_limit, be=be)
+    runs = {}
+    if noise_variance in ("auto", "equal"):
+        runs["equal"] = _run_restarts(Xc, C, C_host, n, init, restarts, "equal", train,
+                                      search)
+    if noise_variance in ("auto", "nonequal") and not _stopped(runs):
+        # train on standardized columns (the equal-variance loss is then scale-free too)
+        sd = xp.sqrt(xp.linalg.diagonal(C))
+        extra = [runs["equal"][0]["order"]] if "equal" in runs else []
+        runs["nonequal"] = _run_restarts(Xc / sd, C / (sd[:, None] * sd[None, :]), C_host,
+                                         n, init, restarts, "nonequal", train, search,
+                                         extra_orders=extra)
+    bics = {k: model_bic(C_host, n, r[0]["W"], k) for k, r in runs.items()}
+    chosen = min(bics, key=bics.get)
+    best, nit_total, (success, status, message) = runs[chosen]
+    nit_total = sum(r[1] for r in runs.values())
     W = best["W"]
     if _is_host_numpy(xp_in):
         W_out = W.astype(X.dtype)
@@ -504,7 +501,66 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         W_out, method="cosmo", order=best["order"], priorities=p_out,
         fun=best["loss"], loss_history=best["history"], nit=nit_total, success=success,
         status=status, message=message, time=time.perf_counter() - start,
-        score=best["score"], W_cosmo=best["W_cosmo"], refined=bool(refine))
+        score=best["score"], W_cosmo=best["W_cosmo"], refined=bool(refine),
+        noise_variance=chosen, bic=bics, cpdag_identified=chosen == "equal")
+
+
+def _stopped(runs):
+    return any(r[2][1] == STOPPED_BY_CALLBACK[0] or not r[2][0] for r in runs.values())
+
+
+def _run_restarts(Xc, C, C_host, n, init, restarts, noise, train, search, extra_orders=()):
+    """COSMO runs (the first from ``init``, later ones perturbed), each refined with the
+    ``noise`` model's score; returns ``(best, nit, (success, status, message))``.
+
+    ``Xc``/``C`` are the (centered, possibly standardized) training data; ``C_host`` the
+    original Gram matrix the refinement scores. ``extra_orders`` are refined too (e.g. the
+    equal-variance result as one more start for the non-equal search)."""
+    rng, xp = train["rng"], train["be"].xp
+    d = C_host.shape[0]
+    var_host = np.diag(np.asarray(to_host(C), dtype=np.float64))
+    best, nit_total = None, 0
+    success, status, message = True, 0, "converged (schedule completed)"
+    for r in range(restarts):
+        if init == "variance":
+            p0 = np.log(var_host)
+        elif init == "zeros":
+            p0 = np.zeros(d)
+        else:
+            p0 = 0.1 * rng.standard_normal(d)
+        if r > 0:
+            p0 = p0 + 0.5 * float(np.std(p0) if np.std(p0) > 0 else 1.0) * rng.standard_normal(d)
+        p = xp.asarray(p0, dtype=Xc.dtype)
+        H = xp.zeros((d, d), dtype=Xc.dtype)
+        H, p, hist, nit, stop = _train(Xc, C, n, H, p, **train)
+        nit_total += nit
+        if stop == "nonfinite":
+            success, status = False, 3
+            message = (f"the loss became non-finite at step {nit}; lower lr "
+                       "or standardize the data")
+        elif stop == "callback":
+            status, message = STOPPED_BY_CALLBACK
+        p_host = np.nan_to_num(np.asarray(to_host(p), dtype=float))
+        H_host = np.nan_to_num(np.asarray(to_host(H), dtype=float))
+        W_plain, order = _plain_graph(H_host, p_host, train["t_min"], train["eps"],
+                                      _threshold(search["threshold"], "equal"))
+        if noise == "nonequal":
+            sd = np.sqrt(np.diag(C_host))
+            W_plain = W_plain * sd[None, :] / sd[:, None]
+        cand = _candidate(C_host, n, W_plain, order, p_host, hist, noise=noise, **search)
+        if best is None or cand["score"] < best["score"]:
+            best = cand
+        if stop:
+            break
+    for order in extra_orders:
+        if not search["refine"]:
+            break
+        cand = _candidate(C_host, n, None, order, None, [], noise=noise, **search)
+        if cand["score"] < best["score"]:
+            cand.update(p=best["p"], W_cosmo=best["W_cosmo"], loss=best["loss"],
+                        history=best["history"])
+            best = cand
+    return best, nit_total, (success, status, message)
 
 
 def _is_host_numpy(xp):
@@ -513,31 +569,32 @@ def _is_host_numpy(xp):
     return is_numpy_namespace(xp)
 
 
-def _candidate(C, n, W_plain, order, p_host, H_host, hist, refine, threshold, max_parents,
-               refine_rounds, refine_time_limit, be):
+def _threshold(threshold, noise):
+    """Default weight threshold: 0.3 for equal variances (raw units, as in the paper),
+    none for non-equal ones (weights on standardized columns, BIC alone prunes)."""
+    if threshold is not None:
+        return threshold
+    return 0.3 if noise == "equal" else 0.0
+
+
+def _candidate(C, n, W_plain, order, p_host, hist, *, noise, refine, threshold,
+               max_parents, refine_rounds, refine_time_limit, be):
     from . import refine as rf
 
+    threshold = _threshold(threshold, noise)
     mp = rf._max_parents(max_parents, C.shape[0])
     fit_backend = "numba" if be.name == "numba" else "numpy"
     if refine:
         order_r, W, score = rf.refine_order(
             None, order, threshold=threshold, max_parents=mp, max_rounds=refine_rounds,
-            time_limit=refine_time_limit, backend=fit_backend, gram=(C, n))
+            time_limit=refine_time_limit, backend=fit_backend, gram=(C, n),
+            noise_variance=noise)
     else:
         W, order_r = W_plain, order
-        score = _bic_of(C, n, W)
+        score = model_bic(C, n, W, noise, variances=False)
     loss = hist[-1] if hist else float("nan")
     return {"W": W, "order": order_r, "score": score, "p": p_host, "W_cosmo": W_plain,
             "loss": loss, "history": hist}
-
-
-def _bic_of(C, n, W):
-    """Equal-variance BIC per sample of a given weighted DAG (lower is better)."""
-    d = C.shape[0]
-    I_W = np.eye(d) - W
-    total = float(np.trace(I_W.T @ C @ I_W))
-    k = int(np.count_nonzero(W))
-    return 0.5 * d * math.log(max(total, 1e-300) / d) + k * math.log(n) / (2 * n)
 
 
 _learn_cosmo = learn_cosmo
