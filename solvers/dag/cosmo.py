@@ -502,7 +502,7 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         fun=best["loss"], loss_history=best["history"], nit=nit_total, success=success,
         status=status, message=message, time=time.perf_counter() - start,
         score=best["score"], W_cosmo=best["W_cosmo"], refined=bool(refine),
-        noise_variance=chosen, bic=bics, cpdag_identified=chosen == "equal")
+        noise_variance=chosen, bic=bics, identified=chosen == "equal")
 
 
 def _stopped(runs):

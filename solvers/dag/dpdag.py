@@ -911,8 +911,27 @@ def _order_score(C, order):
     return float(np.sum(np.diag(L) ** 2))
 
 
+def _nonequal_final(C, n, W_eq, order, noise_variance):
+    """The final linear graph under one noise variance per node: the swap search of
+    :func:`solvers.dag.refine.refine_order` from the VI mode order, scored by the
+    non-equal-variance BIC (scale-free). With ``"auto"`` it replaces the equal-variance
+    graph ``W_eq`` only if its BIC (variance parameters counted) is lower than that of the
+    same search scored with equal variances (the two models compared at equal effort)."""
+    from .refine import model_bic, refine_order
+
+    o_ne, W_ne, _ = refine_order(None, order, gram=(C, n), threshold=0.0,
+                                 noise_variance="nonequal")
+    if noise_variance == "auto":  # compare the models at the same search effort
+        W_eq_s = refine_order(None, order, gram=(C, n), noise_variance="equal")[1]
+    if noise_variance == "nonequal" or (model_bic(C, n, W_ne, "nonequal")
+                                        < model_bic(C, n, W_eq_s, "equal")):
+        return np.asarray(W_ne, dtype=np.float64), np.asarray(o_ne, dtype=np.int64), \
+            "nonequal"
+    return W_eq, order, "equal"
+
+
 def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, tau=1.0,
-                 tau_edges=1.0, prior_p=0.1, noise_variance="equal", w_l2=0.0,
+                 tau_edges=1.0, prior_p=0.1, noise_variance="auto", w_l2=0.0,
                  w_threshold=0.3, refit=True, init_order="random", n_iter=20,
                  order_grad="score", order_kl=True, order_objective=None,
                  support=None, mechanism="linear", hidden=8, batch_size=256, refine=False,
@@ -938,9 +957,16 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
         pass only: the forward pass is hard).
     prior_p : float in (0, 1)
         Edge prior: every ordered pair is an edge with probability ``prior_p`` a priori.
-    noise_variance : {"equal", "nonequal"}
+    noise_variance : {"auto", "equal", "nonequal"}
         Gaussian noise model: one variance for all nodes (identifies the order on
-        equal-variance data) or one per node; updated in closed form each step.
+        equal-variance data) or one per node; updated in closed form each step of VI.
+        With ``"nonequal"`` (linear mechanisms) the final graph comes from the swap
+        search scored by the per-node-variance BIC (scale-free, only the equivalence class
+        is identified: ``result.cpdag``), started at the VI mode order. ``"auto"``
+        (default) runs VI with equal variances and keeps whichever final graph, equal or
+        non-equal, has the lower BIC (equal variances are the nested special case).
+        With ``"nonequal"`` VI runs on standardized columns (``sigma2``, ``W_vi`` and the
+        MLP parameters are then in standardized units; ``W`` is in the data's units).
     w_l2 : float
         Gaussian prior (ridge) on the weights, ``w_l2 / 2 * |W|_F^2``.
     w_threshold : float
@@ -1020,7 +1046,8 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
     start = time.perf_counter()
     X, xp_in = check_data(X)
     check_choice(order, _ORDER_METHODS, "order")
-    check_choice(noise_variance, ("equal", "nonequal"), "noise_variance")
+    check_choice(noise_variance, ("auto", "equal", "nonequal"), "noise_variance")
+    vi_noise = "equal" if noise_variance == "auto" else noise_variance
     check_choice(init_order, ("random", "varsort"), "init_order")
     max_iter = check_int(max_iter, "max_iter", minimum=1)
     S = check_int(n_samples, "n_samples", minimum=1)
@@ -1035,6 +1062,11 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
     X = be.to_device(X)
     n, d = X.shape
     dtype = X.dtype
+    sd_h = None
+    if noise_variance == "nonequal":  # scale-free model: fit on standardized columns
+        sd = xp.std(X, axis=0)
+        X = X / sd
+        sd_h = np.asarray(_to_host(sd, xp), dtype=np.float64)
     draws = Draws(rng, xp)
     check_choice(mechanism, ("linear", "mlp"), "mechanism")
     mlp = mechanism == "mlp"
@@ -1098,7 +1130,7 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
                 grads = (grads[0], grads[1]) + tuple(grads[2])
             # closed-form noise variance for the current samples (coordinate ascent)
             vm = xp.mean(v, axis=0) / n
-            if noise_variance == "equal":
+            if vi_noise == "equal":
                 sigma2 = xp.ones((d,), dtype=dtype) * xp.mean(vm)
             else:
                 sigma2 = vm
@@ -1150,6 +1182,12 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
     else:
         W_fin = _refit(C_h, support, np) if refit else W_vi * support
         W_fin = np.where(np.abs(W_fin) > w_threshold, W_fin, 0.0) * support
+    chosen = "equal" if noise_variance == "auto" else noise_variance
+    if not mlp and noise_variance != "equal":
+        W_fin, final_order, chosen = _nonequal_final(C_h / n, n, W_fin, final_order,
+                                                     noise_variance)
+    if sd_h is not None:  # back to the original units
+        W_fin = W_fin * sd_h[None, :] / sd_h[:, None]
     if not is_numpy_namespace(xp_in):
         W_out = xp_in.asarray(W_fin, dtype=X.dtype) if xp_in is xp else \
             be.to_input(xp.asarray(W_fin, dtype=X.dtype))
@@ -1163,6 +1201,7 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
                        time=time.perf_counter() - start,
                        edge_probs=model.edge_marginals(), model=model,
                        sample_dags=model.sample_dags, sigma2=be.to_input(sigma2),
-                       W_vi=W_vi, refined=refined,
+                       W_vi=W_vi, refined=refined, noise_variance=chosen,
+                       identified=mlp or chosen == "equal",
                        mlp_params=tuple(be.to_input(p_) for p_ in params[2:]) if mlp
                        else None)

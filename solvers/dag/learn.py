@@ -56,6 +56,14 @@ class DAGResult(OptimizeResult):
     method : str
     time : float
         Wall time of the fit, seconds.
+    cpdag : :class:`~solvers.dag.cpdag.CPDAG`
+        What the data identify: the Markov equivalence class of ``adjacency`` (edges whose
+        direction the model cannot tell are undirected) when the model only identifies
+        the class (linear-Gaussian with one noise variance per node), or the DAG itself
+        (every edge directed) when it identifies directions (equal noise variances,
+        nonlinear additive mechanisms). ``cpdag.to_networkx()`` draws it.
+    identified : bool
+        Whether the model identifies edge directions (then ``cpdag`` is the DAG).
 
     Raises
     ------
@@ -93,7 +101,8 @@ class DAGResult(OptimizeResult):
 
 
 def make_result(W, *, method, order=None, priorities=None, fun=np.nan, loss_history=(),
-                nit=0, success=True, status=0, message="", time=0.0, **extra):
+                nit=0, success=True, status=0, message="", time=0.0, identified=True,
+                **extra):
     """Build a :class:`DAGResult`, deriving ``adjacency`` and checking acyclicity.
 
     Learners call this last. If ``W`` were cyclic (a bug), the result says so in
@@ -109,10 +118,17 @@ def make_result(W, *, method, order=None, priorities=None, fun=np.nan, loss_hist
         message = "internal error: the learned graph has a cycle; " + message
     if order is None:
         order = topo
+    from .cpdag import CPDAG, dag_to_cpdag
+
+    if topo is None:
+        cpdag = None
+    else:
+        cpdag = CPDAG(B if identified else dag_to_cpdag(B))
     return DAGResult(W=W, adjacency=B, order=order, priorities=priorities, fun=float(fun),
                      loss_history=np.asarray(loss_history, dtype=float), nit=int(nit),
                      success=bool(success), status=int(status), message=message,
-                     method=method, time=float(time), **extra)
+                     method=method, time=float(time), cpdag=cpdag,
+                     identified=bool(identified), **extra)
 
 
 def check_data(X, name="X"):
