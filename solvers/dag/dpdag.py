@@ -987,7 +987,10 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
         a swap adds the reversed edge without removing the forward one, and on linear
         data it drifts towards reversals). ``order="sinkhorn"`` always uses
         straight-through.
-    mechanism : {"linear", "mlp"}
+    mechanism : {"linear", "additive", "mlp"}
+        ``"additive"``: VI with linear mechanisms gives the start order of the
+        CAM-style additive spline search of :func:`solvers.dag.additive.additive_search`
+        (``W`` then holds edge strengths).
         Linear mechanisms (``X (A * W)``, through the Gram matrix: per step cost
         independent of ``n``) or one tanh hidden layer per node,
         ``y_j = V_j tanh(U1_j (x * A[:, j]) + b1_j) + c_j``, trained on minibatches.
@@ -1068,8 +1071,10 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
         X = X / sd
         sd_h = np.asarray(_to_host(sd, xp), dtype=np.float64)
     draws = Draws(rng, xp)
-    check_choice(mechanism, ("linear", "mlp"), "mechanism")
+    check_choice(mechanism, ("linear", "additive", "mlp"), "mechanism")
     mlp = mechanism == "mlp"
+    additive = mechanism == "additive"
+    mechanism = "linear" if additive else mechanism  # VI runs linear; the end is additive
     if order_objective is None:
         order_objective = "elbo" if mlp else "profile"
     if support is None:
@@ -1188,6 +1193,12 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
                                                      noise_variance)
     if sd_h is not None:  # back to the original units
         W_fin = W_fin * sd_h[None, :] / sd_h[:, None]
+    if additive:
+        from .additive import additive_search
+
+        final_order, W_fin, _ = additive_search(np.asarray(_to_host(X, xp), np.float64),
+                                                [final_order])
+        chosen = "nonequal"
     if not is_numpy_namespace(xp_in):
         W_out = xp_in.asarray(W_fin, dtype=X.dtype) if xp_in is xp else \
             be.to_input(xp.asarray(W_fin, dtype=X.dtype))
@@ -1202,6 +1213,6 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
                        edge_probs=model.edge_marginals(), model=model,
                        sample_dags=model.sample_dags, sigma2=be.to_input(sigma2),
                        W_vi=W_vi, refined=refined, noise_variance=chosen,
-                       identified=mlp or chosen == "equal",
+                       identified=mlp or additive or chosen == "equal",
                        mlp_params=tuple(be.to_input(p_) for p_ in params[2:]) if mlp
                        else None)

@@ -457,6 +457,81 @@ def _use_numba(backend):
     return False
 
 
+def _search(state, max_rounds, time_limit):
+    """The local-move loop of :func:`refine_order` on a fitted state (any local model)."""
+    d = state.d
+    pairs = getattr(state, "backward_pairs", None) or (lambda: self_backward_pairs(state))
+    start = time.perf_counter()
+    tol = 1e-9
+    for _ in range(int(max_rounds)):
+        improved = False
+        current = state.score
+        # reversals of current edges (moves over several positions)
+        edges = [(int(u), v) for v in range(d) for u in state.parents[v]]
+        for u, v in edges:
+            if time_limit is not None and time.perf_counter() - start > time_limit:
+                break
+            if u not in set(state.parents[v].tolist()):
+                continue
+            order_l = state.order
+            a, b = order_l.index(u), order_l.index(v)
+            if a >= b:
+                continue
+            between = order_l[a:b]
+            # v just before u
+            new1 = order_l[:a] + [v] + order_l[a:b] + order_l[b + 1:]
+            s1, up1, t1, e1 = state.try_order(new1, [v], gained=(v, between))
+            # u just after v
+            between2 = order_l[a + 1:b + 1]
+            new2 = order_l[:a] + between2 + [u] + order_l[b + 1:]
+            s2, up2, t2, e2 = state.try_order(new2, [u], lost=(u, between2))
+            best = min((s1, 1), (s2, 2))
+            if best[0] < current - tol:
+                if best[1] == 1:
+                    state.apply(new1, up1, t1, e1)
+                else:
+                    state.apply(new2, up2, t2, e2)
+                current = state.score
+                improved = True
+        # pairs (w after v) where w would be a significant parent of v: move w just
+        # before v, or v just after w (the candidate swaps of Deng et al.)
+        for w, v in pairs():
+            if time_limit is not None and time.perf_counter() - start > time_limit:
+                break
+            order_l = state.order
+            a, b = order_l.index(v), order_l.index(w)
+            if a >= b:
+                continue
+            new1 = order_l[:a] + [w] + order_l[a:b] + order_l[b + 1:]
+            s1, up1, t1, e1 = state.try_order(new1, [w], gained=(w, order_l[a:b]))
+            between2 = order_l[a + 1:b + 1]
+            new2 = order_l[:a] + between2 + [v] + order_l[b + 1:]
+            s2, up2, t2, e2 = state.try_order(new2, [v], lost=(v, between2))
+            best = min((s1, 1), (s2, 2))
+            if best[0] < current - tol:
+                if best[1] == 1:
+                    state.apply(new1, up1, t1, e1)
+                else:
+                    state.apply(new2, up2, t2, e2)
+                current = state.score
+                improved = True
+        # adjacent swaps
+        for k in range(d - 1):
+            if time_limit is not None and time.perf_counter() - start > time_limit:
+                break
+            o = state.order
+            a, b = o[k], o[k + 1]
+            new = o[:k] + [b, a] + o[k + 2:]
+            s, up, t, e = state.try_order(new, [a], lost=(a, [b]))
+            if s < current - tol:
+                state.apply(new, up, t, e)
+                current = state.score
+                improved = True
+        if not improved or (time_limit is not None and time.perf_counter() - start > time_limit):
+            break
+    return state
+
+
 def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
                  time_limit=None, backend="auto", gram=None, noise_variance="equal"):
     """Improve a node order by score-lowering local moves; return the refit DAG.
@@ -519,74 +594,7 @@ def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
     C0, (C, sd) = C, _scaled(C, noise)
     state = _State(C, n, order, float(threshold), _max_parents(max_parents, d),
                    _fitter(_use_numba(backend)), noise)
-    start = time.perf_counter()
-    tol = 1e-9
-    for _ in range(int(max_rounds)):
-        improved = False
-        current = state.score
-        # reversals of current edges (moves over several positions)
-        edges = [(int(u), v) for v in range(d) for u in state.parents[v]]
-        for u, v in edges:
-            if time_limit is not None and time.perf_counter() - start > time_limit:
-                break
-            if u not in set(state.parents[v].tolist()):
-                continue
-            order_l = state.order
-            a, b = order_l.index(u), order_l.index(v)
-            if a >= b:
-                continue
-            between = order_l[a:b]
-            # v just before u
-            new1 = order_l[:a] + [v] + order_l[a:b] + order_l[b + 1:]
-            s1, up1, t1, e1 = state.try_order(new1, [v], gained=(v, between))
-            # u just after v
-            between2 = order_l[a + 1:b + 1]
-            new2 = order_l[:a] + between2 + [u] + order_l[b + 1:]
-            s2, up2, t2, e2 = state.try_order(new2, [u], lost=(u, between2))
-            best = min((s1, 1), (s2, 2))
-            if best[0] < current - tol:
-                if best[1] == 1:
-                    state.apply(new1, up1, t1, e1)
-                else:
-                    state.apply(new2, up2, t2, e2)
-                current = state.score
-                improved = True
-        # pairs (w after v) where w would be a significant parent of v: move w just
-        # before v, or v just after w (the candidate swaps of Deng et al.)
-        for w, v in self_backward_pairs(state):
-            if time_limit is not None and time.perf_counter() - start > time_limit:
-                break
-            order_l = state.order
-            a, b = order_l.index(v), order_l.index(w)
-            if a >= b:
-                continue
-            new1 = order_l[:a] + [w] + order_l[a:b] + order_l[b + 1:]
-            s1, up1, t1, e1 = state.try_order(new1, [w], gained=(w, order_l[a:b]))
-            between2 = order_l[a + 1:b + 1]
-            new2 = order_l[:a] + between2 + [v] + order_l[b + 1:]
-            s2, up2, t2, e2 = state.try_order(new2, [v], lost=(v, between2))
-            best = min((s1, 1), (s2, 2))
-            if best[0] < current - tol:
-                if best[1] == 1:
-                    state.apply(new1, up1, t1, e1)
-                else:
-                    state.apply(new2, up2, t2, e2)
-                current = state.score
-                improved = True
-        # adjacent swaps
-        for k in range(d - 1):
-            if time_limit is not None and time.perf_counter() - start > time_limit:
-                break
-            o = state.order
-            a, b = o[k], o[k + 1]
-            new = o[:k] + [b, a] + o[k + 2:]
-            s, up, t, e = state.try_order(new, [a], lost=(a, [b]))
-            if s < current - tol:
-                state.apply(new, up, t, e)
-                current = state.score
-                improved = True
-        if not improved or (time_limit is not None and time.perf_counter() - start > time_limit):
-            break
+    state = _search(state, max_rounds, time_limit)
     # final exact refit of every node at the returned order (moves used partial refits)
     final = _State(C, n, state.order, state.w_thr, state.max_parents, state.fit, noise)
     W = _unscale(final.W(), sd)
