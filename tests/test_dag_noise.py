@@ -110,7 +110,7 @@ def test_learn_dag_nonequal_invariant_to_power_of_two_scales(method):
     X, W, B = simulate_data(d=6, n=500, k=1, rng=8)
     s = 2.0 ** np.array([-5, 3, 0, 7, -2, 4])
     kw = dict(rng=0, noise_variance="nonequal", maxiter=300) if method == "cosmo" else \
-        dict(rng=0, noise_variance="nonequal", max_iter=200)
+        dict(rng=0, noise_variance="nonequal", maxiter=200)
     r1 = learn_dag(X, method=method, **kw)
     r2 = learn_dag(X * s, method=method, **kw)
     np.testing.assert_array_equal(r1.adjacency, r2.adjacency)
@@ -141,3 +141,23 @@ def test_noise_variance_rejects_unknown():
         learn_dag(X, method="dpdag", noise_variance="gauss")
     with pytest.raises(ValueError, match="noise_variance"):
         order_score(X, [0, 1, 2], noise_variance="x")
+
+
+def test_dpdag_small_n_and_duplicated_column_work():
+    # issue 17 item 6: n < d and a duplicated column gave a LinAlgError deep inside
+    X = simulate_data(d=6, n=50, k=1, rng=0).X
+    for Xb in (X[:3], np.c_[X, X[:, 0]]):
+        for nv in ("auto", "equal", "nonequal"):
+            r = learn_dag(Xb, method="dpdag", rng=0, maxiter=30, noise_variance=nv)
+            assert r.is_dag() and np.all(np.isfinite(r.W))
+
+
+def test_dpdag_deprecated_iteration_names():
+    X = simulate_data(d=4, n=100, k=1, rng=0).X
+    with pytest.warns(DeprecationWarning, match="maxiter"):
+        a = learn_dag(X, method="dpdag", rng=0, max_iter=20)
+    b = learn_dag(X, method="dpdag", rng=0, maxiter=20)
+    assert a.nit == b.nit == 20
+    np.testing.assert_array_equal(a.adjacency, b.adjacency)
+    with pytest.warns(DeprecationWarning, match="sinkhorn_iter"):
+        learn_dag(X, method="dpdag", rng=0, maxiter=5, order="sinkhorn", n_iter=5)

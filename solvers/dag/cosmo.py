@@ -570,6 +570,16 @@ def _run_restarts(Xc, C, C_host, n, init, restarts, noise, train, search, extra_
         cand = _candidate(C_host, n, W_plain, order, p_host, hist, noise=noise, **search)
         if best is None or cand["score"] < best["score"]:
             best = cand
+        if noise == "nonequal" and search["refine"]:
+            # one more start: the equal-variance search on the standardized Gram matrix
+            # (scale-free as well; its sparse graphs are good starts for the swaps)
+            from .refine import refine_order
+
+            C_std = np.asarray(to_host(C), dtype=np.float64)
+            extra_orders = list(extra_orders) + [refine_order(
+                None, order, gram=(C_std, n), noise_variance="equal",
+                max_rounds=search["refine_rounds"],
+                time_limit=search["refine_time_limit"])[0]]
         if stop:
             break
     for order in extra_orders:

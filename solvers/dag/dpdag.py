@@ -911,6 +911,38 @@ def _order_score(C, order):
     return float(np.sum(np.diag(L) ** 2))
 
 
+def _renamed(maxiter, max_iter, sinkhorn_iter, n_iter):
+    """The deprecated spellings ``max_iter`` (now ``maxiter``, as every solver here and
+    SciPy) and ``n_iter`` (now ``sinkhorn_iter``: it counts Sinkhorn normalizations, not
+    optimizer steps) still work for one release, with a ``DeprecationWarning``."""
+    import warnings
+
+    if max_iter is not None:
+        warnings.warn("max_iter is deprecated; use maxiter", DeprecationWarning, stacklevel=4)
+        maxiter = max_iter
+    if n_iter is not None:
+        warnings.warn("n_iter is deprecated; use sinkhorn_iter", DeprecationWarning,
+                      stacklevel=4)
+        sinkhorn_iter = n_iter
+    return maxiter, sinkhorn_iter
+
+
+def _regularized_gram(C, xp):
+    """The Gram matrix, with a ridge of 1e-8 of its mean diagonal when it is singular
+    (``n <= d``, a duplicated or collinear column), so that the Cholesky factors of the
+    profile score exist; a nonsingular ``C`` is returned unchanged."""
+    C_h = np.asarray(_to_host(C, xp), dtype=np.float64)
+    try:
+        L = np.linalg.cholesky(C_h)
+        if np.min(np.diag(L)) > 1e-7 * math.sqrt(np.max(np.diag(C_h))):
+            return C
+    except np.linalg.LinAlgError:
+        pass
+    d = C.shape[0]
+    ridge = 1e-8 * float(np.trace(C_h)) / d
+    return C + ridge * xp.eye(d, dtype=C.dtype)
+
+
 def _nonequal_final(C, n, W_eq, order, noise_variance):
     """The final linear graph under one noise variance per node: the swap search of
     :func:`solvers.dag.refine.refine_order` from the VI mode order, scored by the
@@ -930,14 +962,14 @@ def _nonequal_final(C, n, W_eq, order, noise_variance):
     return W_eq, order, "equal"
 
 
-def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, tau=1.0,
+def _learn_dpdag(X, *, order="softsort", maxiter=3000, n_samples=16, lr=0.1, tau=1.0,
                  tau_edges=1.0, prior_p=0.1, noise_variance="auto", w_l2=0.0,
-                 w_threshold=0.3, refit=True, init_order="random", n_iter=20,
+                 w_threshold=0.3, refit=True, init_order="random", sinkhorn_iter=20,
                  order_grad="score", order_kl=True, order_objective=None,
                  support=None, mechanism="linear", hidden=8, batch_size=256, refine=False,
                  n_candidates=100,
                  rng=None,
-                 callback=None, progress=False, backend="auto"):
+                 callback=None, progress=False, backend="auto", max_iter=None, n_iter=None):
     r"""VI-DP-DAG with linear or small MLP mechanisms (``learn_dag(X, method="dpdag")``).
 
     Parameters
@@ -946,7 +978,7 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
         Data (numpy, cupy or any Array API array).
     order : {"softsort", "sinkhorn"}
         Order distribution: Plackett-Luce via Gumbel-Top-k/SoftSort, or Gumbel-Sinkhorn.
-    max_iter : int
+    maxiter : int
         Adam steps.
     n_samples : int
         Monte Carlo DAG samples per step.
@@ -978,8 +1010,11 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
         ``"varsort"`` initialises the order logits from minus the log-variances of the
         columns (low variance first). This exploits varsortability of simulated data:
         report it when you use it.
-    n_iter : int
+    sinkhorn_iter : int
         Sinkhorn iterations (``order="sinkhorn"``).
+    max_iter, n_iter : int, optional
+        Deprecated spellings of ``maxiter`` and ``sinkhorn_iter`` (a
+        ``DeprecationWarning``; removed in a later release).
     order_grad : {"score", "st"}
         Gradient of the order logits (``order="softsort"``): the score-function estimator
         of the Plackett-Luce expectation with a leave-one-out baseline (unbiased), or the
@@ -1040,7 +1075,7 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
     --------
     >>> from solvers.dag import learn_dag, simulate_data, shd
     >>> X, W, B = simulate_data(d=4, n=500, k=1, rng=0)
-    >>> res = learn_dag(X, method="dpdag", rng=0, max_iter=300)
+    >>> res = learn_dag(X, method="dpdag", rng=0, maxiter=300)
     >>> res.is_dag(), res.edge_probs.shape, res.sample_dags(5, rng=0).shape
     (True, (4, 4), (5, 4, 4))
     """
@@ -1052,7 +1087,8 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
     check_choice(noise_variance, ("auto", "equal", "nonequal"), "noise_variance")
     vi_noise = "equal" if noise_variance == "auto" else noise_variance
     check_choice(init_order, ("random", "varsort"), "init_order")
-    max_iter = check_int(max_iter, "max_iter", minimum=1)
+    maxiter, sinkhorn_iter = _renamed(maxiter, max_iter, sinkhorn_iter, n_iter)
+    maxiter = check_int(maxiter, "maxiter", minimum=1)
     S = check_int(n_samples, "n_samples", minimum=1)
     lr = check_positive(lr, "lr")
     prior_p = check_positive(prior_p, "prior_p")
@@ -1086,7 +1122,7 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
                          "refinement are least-squares constructions)")
     cfg = {"order": order, "tau": check_positive(tau, "tau"),
            "tau_edges": check_positive(tau_edges, "tau_edges"),
-           "n_iter": check_int(n_iter, "n_iter", minimum=1),
+           "n_iter": check_int(sinkhorn_iter, "sinkhorn_iter", minimum=1),
            "prior_logit": math.log(prior_p) - math.log1p(-prior_p), "w_l2": w_l2,
            "order_grad": check_choice(order_grad, ("score", "st"), "order_grad"),
            "order_kl": bool(order_kl),
@@ -1094,7 +1130,7 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
                                            "order_objective"),
            "mechanism": mechanism}
     Xc = X - xp.mean(X, axis=0, keepdims=True)
-    C = xp.matmul(xp.matrix_transpose(Xc), Xc)
+    C = _regularized_gram(xp.matmul(xp.matrix_transpose(Xc), Xc), xp)
 
     if init_order == "varsort":
         lv = xp.log(xp.linalg.diagonal(C) / n)
@@ -1120,8 +1156,8 @@ def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, ta
     history = []
     status, message = 0, "maximum number of iterations reached"
     nit = 0
-    with Progress(max_iter, "dpdag", enabled=progress) as bar:
-        for it in range(max_iter):
+    with Progress(maxiter, "dpdag", enabled=progress) as bar:
+        for it in range(maxiter):
             noise = _draw_noise(draws, S, d, order, dtype)
             if mlp:
                 idx = draws.integers(0, n, (m,))
