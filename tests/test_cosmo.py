@@ -198,6 +198,11 @@ def test_generic_backend_on_array_api_strict(xp):
     res = learn_dag(xp.asarray(X), rng=0, maxiter=200, backend="auto")
     ref = learn_dag(X, rng=0, maxiter=200, backend="numpy")
     assert type(res.W) is type(xp.asarray(X))
+    # issue 17: every array field in the input namespace
+    for key in ("adjacency", "order", "loss_history", "W_cosmo", "priorities"):
+        assert type(res[key]) is type(xp.asarray(X)), key
+    np.testing.assert_array_equal(to_numpy(res.adjacency), ref.adjacency)
+    np.testing.assert_array_equal(to_numpy(res.order), ref.order)
     np.testing.assert_allclose(to_numpy(res.W), ref.W, rtol=1e-8, atol=1e-10)
     # numba (auto on numpy) sums in another order; Adam amplifies rounding a little
     np.testing.assert_allclose(to_numpy(res.priorities), ref.priorities, rtol=1e-5)
@@ -264,3 +269,10 @@ def test_recovery_er_d20_several_seeds(k):
         assert nx.is_directed_acyclic_graph(res.to_networkx())
         shds.append(shd(B, res.adjacency))
     assert np.mean(shds) <= 1.0, shds
+
+
+def test_progress_bar_ends_at_total(capsys):
+    X, W, B = simulate_data(d=4, n=100, k=1, rng=1)
+    learn_dag(X, rng=0, maxiter=120, record_every=50, progress=True, noise_variance="equal")
+    err = capsys.readouterr().err
+    assert "120/120" in err and "121/120" not in err

@@ -392,6 +392,10 @@ def test_learn_dpdag_array_api(xp):
     assert res.is_dag()
     ref = _learn_dpdag(X, rng=0, maxiter=30, backend="numpy")
     np.testing.assert_allclose(to_numpy(res.W), ref.W, rtol=1e-8, atol=1e-10)
+    # issue 17: every array field in the input namespace
+    for key in ("W", "adjacency", "order", "loss_history", "W_vi", "edge_probs"):
+        assert type(res[key]) is type(xp.asarray(X)), key
+    np.testing.assert_array_equal(to_numpy(res.adjacency), ref.adjacency)
 
 
 @pytest.mark.slow

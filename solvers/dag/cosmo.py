@@ -284,7 +284,7 @@ def _train(Xc, C, n, H, p, *, be, batch_size, maxiter, t_max, t_min, eps, l1, l2
                     return H, p, history, k + 1, "nonfinite"
                 if record:
                     history.append(loss)
-                    bar.update(record_every if k else 1, loss=loss, t=t)
+                    bar.update(k + 1 - bar.count, loss=loss, t=t)  # ends at maxiter
                 if callback is not None and call_callback(
                         callback, x=p, H=H, priorities=p, fun=loss, nit=k + 1,
                         temperature=t):

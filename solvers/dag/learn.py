@@ -38,9 +38,10 @@ class DAGResult(OptimizeResult):
     W : array, shape (d, d)
         Weighted adjacency; ``W[i, j] != 0`` is the edge ``i -> j`` (column ``j`` holds
         the parents of ``j``). Same namespace as the input data.
-    adjacency : ndarray of bool, shape (d, d)
-        Binary adjacency ``W != 0`` (host numpy). Always acyclic.
-    order : ndarray of int, shape (d,)
+    adjacency : array of bool, shape (d, d)
+        Binary adjacency ``W != 0``, in the input's namespace (like every array field).
+        Always acyclic.
+    order : array of int, shape (d,)
         A topological order of ``adjacency`` (the learned causal order).
     priorities : array, shape (d,) or None
         COSMO's node priorities (edges point from low to high priority), if any.
@@ -120,15 +121,37 @@ def make_result(W, *, method, order=None, priorities=None, fun=np.nan, loss_hist
         order = topo
     from .cpdag import CPDAG, dag_to_cpdag
 
+    xp = _namespace_of(W)
+    if xp is not None:  # every array field in the input's namespace (issue 17)
+        def conv(a, dtype=None):
+            return None if a is None else xp.asarray(np.asarray(to_host(a)), dtype=dtype)
+
+        B_out, order = conv(B), conv(np.asarray(to_host(order), dtype=np.int64))
+        loss_history = conv(np.asarray(loss_history, dtype=float))
+        for key in ("W_cosmo", "W_vi", "edge_probs"):
+            if isinstance(extra.get(key), np.ndarray):
+                extra[key] = conv(extra[key], dtype=W.dtype)
+    else:
+        B_out, loss_history = B, np.asarray(loss_history, dtype=float)
     if topo is None:
         cpdag = None
     else:
         cpdag = CPDAG(B if identified else dag_to_cpdag(B))
-    return DAGResult(W=W, adjacency=B, order=order, priorities=priorities, fun=float(fun),
-                     loss_history=np.asarray(loss_history, dtype=float), nit=int(nit),
+    return DAGResult(W=W, adjacency=B_out, order=order, priorities=priorities,
+                     fun=float(fun), loss_history=loss_history, nit=int(nit),
                      success=bool(success), status=int(status), message=message,
                      method=method, time=float(time), cpdag=cpdag,
                      identified=bool(identified), **extra)
+
+
+def _namespace_of(W):
+    """The namespace of ``W`` if it is not numpy (then results convert their arrays)."""
+    if isinstance(W, np.ndarray):
+        return None
+    from .._lib.namespace import array_namespace, is_numpy_namespace
+
+    xp = array_namespace(W)
+    return None if is_numpy_namespace(xp) else xp
 
 
 def check_data(X, name="X"):
