@@ -225,6 +225,7 @@ def test_callback_stops():
 
     res = learn_dag(X, rng=0, maxiter=100, callback=cb)
     assert seen == list(range(1, 8)) and res.nit == 7 and res.status == 99
+    assert res.success is False and res.is_dag()
     assert res.is_dag()
 
 

@@ -367,6 +367,7 @@ def test_learn_dpdag_callback_and_options():
 
     res = learn_dag(X, method="dpdag", rng=0, callback=cb, maxiter=100)
     assert res.nit == 5 and seen == [1, 2, 3, 4, 5] and res.status == 99
+    assert res.success is False and res.is_dag()
     for kw in ({"order": "sinkhorn"}, {"noise_variance": "nonequal"},
                {"order_objective": "elbo", "support": "edges"}, {"order_grad": "st"}):
         r = learn_dag(X, method="dpdag", rng=0, maxiter=20, **kw)

@@ -50,7 +50,7 @@ import time
 import numpy as np
 
 from .._lib.backend import resolve_backend
-from .._lib.results import STOPPED_BY_CALLBACK, Progress, call_callback
+from .._lib.results import STOPPED_BY_CALLBACK, Progress, Status, call_callback
 from .._lib.rng import check_rng
 from .._lib.validation import check_choice, check_int, check_positive
 from .graph import to_host
@@ -555,11 +555,11 @@ def _run_restarts(Xc, C, C_host, n, init, restarts, noise, train, search, extra_
         H, p, hist, nit, stop = _train(Xc, C, n, H, p, **train)
         nit_total += nit
         if stop == "nonfinite":
-            success, status = False, 3
+            success, status = False, int(Status.NONFINITE)
             message = (f"the loss became non-finite at step {nit}; lower lr "
                        "or standardize the data")
-        elif stop == "callback":
-            status, message = STOPPED_BY_CALLBACK
+        elif stop == "callback":  # the shared contract: a stopped run is not a success
+            success, (status, message) = False, STOPPED_BY_CALLBACK
         p_host = np.nan_to_num(np.asarray(to_host(p), dtype=float))
         H_host = np.nan_to_num(np.asarray(to_host(H), dtype=float))
         W_plain, order = _plain_graph(H_host, p_host, train["t_min"], train["eps"],

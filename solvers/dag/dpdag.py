@@ -1178,13 +1178,14 @@ def _learn_dpdag(X, *, order="softsort", maxiter=3000, n_samples=16, lr=0.1, tau
             sigma2 = xp.maximum(sigma2, xp.asarray(1e-8, dtype=dtype))
             loss_val = float(loss) + 0.5 * n * float(xp.sum(xp.log(sigma2)))
             if not math.isfinite(loss_val):
-                status, message = 3, "non-finite objective (lower lr or check the data)"
+                status, message = 4, "non-finite objective (lower lr or check the data)"
                 break
             history.append(loss_val)
             params = opt.step(params, grads)
             nit = it + 1
             bar.update(1, loss=loss_val)
-            if callback is not None and call_callback(callback, nit=nit, fun=loss_val,
+            if callback is not None and call_callback(callback, x=params[0], nit=nit,
+                                                      fun=loss_val,
                                                       edge_probs=_sigmoid(params[1], xp)):
                 status, message = STOPPED_BY_CALLBACK
                 break
@@ -1240,7 +1241,7 @@ def _learn_dpdag(X, *, order="softsort", maxiter=3000, n_samples=16, lr=0.1, tau
             be.to_input(xp.asarray(W_fin, dtype=X.dtype))
     else:
         W_out = W_fin.astype(np.float32 if X.dtype == xp.float32 else np.float64)
-    success = status == 0 or status == STOPPED_BY_CALLBACK[0]
+    success = status == 0  # the shared contract: a callback stop is not a success
     return make_result(W_out, method="dpdag", order=final_order,
                        priorities=model.order_logits,
                        fun=history[-1] if history else np.nan, loss_history=history,
