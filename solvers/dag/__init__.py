@@ -21,6 +21,8 @@ _LAZY = {
     "varsortability": "solvers.dag.simulate_nonlinear",
     "simulate_nonlinear_sem": "solvers.dag.simulate_nonlinear",
     "dag_to_cpdag": "solvers.dag.cpdag",
+    "bootstrap": "solvers.dag.bootstrap",
+    "BootstrapResult": "solvers.dag.bootstrap",
     "CPDAG": "solvers.dag.cpdag",
     "sample_dags": "solvers.dag.dpdag",
     "DPDAG": "solvers.dag.dpdag",

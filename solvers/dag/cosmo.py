@@ -44,6 +44,7 @@ References
 .. [2] C. Deng, K. Bello, B. Aragam, P. Ravikumar, "Optimizing NOTEARS objectives via
    topological swaps", ICML 2023.
 """
+import functools
 import math
 import time
 
@@ -316,7 +317,7 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
                 lr=None, optimizer="adam", init="variance", refine=True, restarts=1,
                 refine_rounds=50, refine_time_limit=None, max_parents=None, rng=None,
                 callback=None, progress=False, backend="auto", record_every=50,
-                noise_variance="auto", mechanism="linear"):
+                noise_variance="auto", mechanism="linear", workers=None):
     r"""Learn a linear DAG with COSMO (smooth acyclic orientations), optionally refined.
 
     Parameters
@@ -376,8 +377,15 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         Refit parents exactly and improve the order by local swaps (default, beyond the
         paper). ``False`` returns the paper's thresholded ``H * S``.
     restarts : int
-        Independent COSMO runs (restarts after the first use ``init="random"`` priorities
-        around the first init); the run with the lowest BIC is kept.
+        Independent COSMO fits: the first with ``init`` and ``rng`` as given, the others
+        with ``init="random"`` and generators spawned from ``rng``
+        (``Generator.spawn``); the fit with the lowest BIC is kept (``restart_bics``
+        lists them, ``nit`` and ``time`` add up over all).
+    workers : None, int or map-like callable
+        Runs the restarts in parallel: an int (processes of a
+        ``concurrent.futures.ProcessPoolExecutor``; ``-1`` one per CPU) or any
+        ``map(func, iterable)`` such as ``multiprocessing.Pool.map`` or dask's
+        ``Client.map``. The result does not depend on ``workers``.
     refine_rounds, refine_time_limit
         Limits of the swap search (:func:`solvers.dag.refine.refine_order`).
     max_parents : int, optional
@@ -431,7 +439,12 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
     >>> res.is_dag(), shd(B, res.adjacency)
     (True, 0)
     """
+    options = dict(locals())
+    del options["X"]
     start = time.perf_counter()
+    restarts = check_int(restarts, "restarts", minimum=1)
+    if restarts > 1:
+        return _restarts(X, options, start)
     X, xp_in = check_data(X)
     be = resolve_backend(backend, xp_in)
     xp = be.xp
@@ -448,7 +461,6 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         threshold = check_positive(threshold, "threshold", strict=False)
     optimizer = check_choice(optimizer, ("adam", "sgd"), "optimizer")
     init = check_choice(init, INITS, "init")
-    restarts = check_int(restarts, "restarts", minimum=1)
     record_every = check_int(record_every, "record_every", minimum=1)
     if batch_size is None:
         # full-batch steps cost one d x d x d product; above LARGE_D minibatches are cheaper
@@ -525,6 +537,29 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         identified=chosen == "equal" or mechanism == "additive")
 
 
+def _restarts(X, options, start):
+    """``restarts`` independent fits mapped over ``workers``; keep the lowest BIC."""
+    from ._parallel import parallel_map, spawn_generators
+
+    k = options["restarts"]
+    first = check_rng(options["rng"])
+    # spawning does not advance ``first``: restart 0 draws what a single fit would
+    rngs = [first] + spawn_generators(first, k - 1)
+    jobs = [dict(options, restarts=1, workers=None, rng=g,
+                 init=options["init"] if r == 0 else "random") for r, g in enumerate(rngs)]
+    results = parallel_map(functools.partial(_restart_job, X), jobs, options["workers"])
+    bics = [min(r.bic.values()) for r in results]
+    best = results[int(np.argmin(bics))]
+    best.nit = sum(r.nit for r in results)
+    best.time = time.perf_counter() - start
+    best.restart_bics = bics
+    return best
+
+
+def _restart_job(X, options):
+    return learn_cosmo(X, **options)
+
+
 def _stopped(runs):
     return any(r[2][1] == STOPPED_BY_CALLBACK[0] or not r[2][0] for r in runs.values())
 
@@ -548,8 +583,6 @@ def _run_restarts(Xc, C, C_host, n, init, restarts, noise, train, search, extra_
             p0 = np.zeros(d)
         else:
             p0 = 0.1 * rng.standard_normal(d)
-        if r > 0:
-            p0 = p0 + 0.5 * float(np.std(p0) if np.std(p0) > 0 else 1.0) * rng.standard_normal(d)
         p = xp.asarray(p0, dtype=Xc.dtype)
         H = xp.zeros((d, d), dtype=Xc.dtype)
         H, p, hist, nit, stop = _train(Xc, C, n, H, p, **train)
