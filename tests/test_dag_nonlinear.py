@@ -108,3 +108,25 @@ def test_mlp_on_cosmo_is_a_clear_error():
         learn_dag(X, mechanism="mlp")
     with pytest.raises(ValueError, match="mechanism"):
         learn_dag(X, mechanism="spline")
+
+
+def test_mlp_support_keeps_only_parents_that_predict_held_out_rows():
+    from solvers._lib.namespace import array_namespace
+    from solvers.dag.dpdag import DPDAG, _mlp_support
+
+    xp = array_namespace(np.zeros(1))
+    rng = np.random.default_rng(0)
+    d, h = 3, 4
+    U1 = np.zeros((d, d, h))
+    U1[2, 0, :] = rng.normal(size=h)            # node 2 listens to x0 only
+    V = np.zeros((d, h))
+    V[2] = 1.0
+    mech = (U1, np.zeros((d, h)), V, np.zeros(d))
+    X = rng.normal(size=(400, d))
+    X[:, 2] = np.tanh(X[:, 0:1] * U1[2, 0][None, :]).sum(axis=1) + 0.3 * X[:, 2]
+    X = X - X.mean(axis=0)
+    phi = np.full((d, d), 3.0)                  # every edge likely; order 0, 1, 2
+    model = DPDAG(np.array([2.0, 0.0, -2.0]), phi)
+    cfg = {"w_l2": 0.0}
+    A = _mlp_support(model, [0, 1, 2], mech, X[:300], X[300:], cfg, xp)
+    np.testing.assert_array_equal(A, [[0, 0, 1], [0, 0, 0], [0, 0, 0]])
