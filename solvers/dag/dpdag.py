@@ -54,9 +54,11 @@ from .._lib.backend import resolve_backend
 from .._lib.rng import Draws, check_rng
 from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
                                check_choice)
+from .._lib.optim import Adam
 from .._lib.results import call_callback, Progress, STOPPED_BY_CALLBACK
 from ..lse import log_softmax, softmax, logsumexp
-from .permutations import (_onehot, _soft_sort_forward, _soft_sort_backward, _to_host,
+from .._lib.host import to_host
+from .permutations import (_onehot, _soft_sort_forward, _soft_sort_backward,
                            hungarian, sinkhorn_vjp)
 
 __all__ = ["DPDAG", "sample_dags", "exact_edge_posterior"]
@@ -374,7 +376,7 @@ class DPDAG:
 
     def _log_lik_edges(self, A, M):
         """log prod over allowed pairs of Bernoulli(A; q) (host numpy, small d)."""
-        phi = np.asarray(_to_host(self.edge_logits, self.xp), dtype=np.float64)
+        phi = np.asarray(to_host(self.edge_logits), dtype=np.float64)
         lq = np.minimum(phi, 0) - np.log1p(np.exp(-np.abs(phi)))
         l1q = np.minimum(-phi, 0) - np.log1p(np.exp(-np.abs(phi)))
         return np.sum(M * np.where(A, lq, l1q), axis=(-2, -1))
@@ -415,9 +417,9 @@ class DPDAG:
         d = self.d
         if d > 8:
             raise ValueError(f"log_prob_dag enumerates d! orders; d = {d} > 8 is too many")
-        A = np.asarray(_to_host(self.xp.asarray(A), self.xp)) != 0
+        A = np.asarray(to_host(self.xp.asarray(A))) != 0
         perms = np.array(list(itertools.permutations(range(d))), dtype=np.int64)
-        lp = np.asarray(_to_host(self.log_prob_order(self.xp.asarray(perms)), self.xp))
+        lp = np.asarray(to_host(self.log_prob_order(self.xp.asarray(perms))))
         pos = np.argsort(perms, axis=1)
         M = pos[:, :, None] < pos[:, None, :]  # (K, d, d)
         flat = A.reshape(-1, d, d)
@@ -712,25 +714,6 @@ def exact_edge_posterior(X, W, sigma2, prior_p):
 
 
 # ------------------------------------------------------------------------- VI-DP-DAG
-class _Adam:
-    def __init__(self, params, lr, xp, beta1=0.9, beta2=0.999, eps=1e-8):
-        self.lr, self.b1, self.b2, self.eps, self.t = lr, beta1, beta2, eps, 0
-        self.m = [xp.zeros_like(p) for p in params]
-        self.v = [xp.zeros_like(p) for p in params]
-        self.xp = xp
-
-    def step(self, params, grads):
-        self.t += 1
-        c1 = 1 - self.b1 ** self.t
-        c2 = 1 - self.b2 ** self.t
-        out = []
-        for k, (p, g) in enumerate(zip(params, grads)):
-            self.m[k] = self.b1 * self.m[k] + (1 - self.b1) * g
-            self.v[k] = self.b2 * self.v[k] + (1 - self.b2) * g * g
-            out.append(p - self.lr * (self.m[k] / c1) / (self.xp.sqrt(self.v[k] / c2) + self.eps))
-        return out
-
-
 def _bernoulli_kl(phi, prior_logit, mask, xp):
     """sum_{i != j} KL(Bern(q) || Bern(p0)) and its gradient wrt phi (q = sigmoid(phi))."""
     q = _sigmoid(phi, xp)
@@ -885,8 +868,8 @@ def _draw_noise(draws, S, d, order, dtype):
 
 def _refit(C, A, xp):
     """Least-squares weights of each node on its parents in A (host numpy, d x d)."""
-    C = np.asarray(_to_host(C, xp), dtype=np.float64)
-    A = np.asarray(_to_host(A, xp)) != 0
+    C = np.asarray(to_host(C), dtype=np.float64)
+    A = np.asarray(to_host(A)) != 0
     d = C.shape[0]
     W = np.zeros((d, d))
     for j in range(d):
@@ -935,7 +918,7 @@ def _mlp_support(host, order, mech, X_tr, X_val, cfg, xp):
     d = len(order)
     pos = np.empty(d, dtype=np.int64)
     pos[np.asarray(order)] = np.arange(d)
-    P = np.asarray(_to_host(host.edge_probs, host.xp), dtype=np.float64)
+    P = np.asarray(to_host(host.edge_probs), dtype=np.float64)
     P = np.where(pos[:, None] < pos[None, :], P, -1.0)
     ranked = np.argsort(-P, axis=0, kind="stable")          # column j: parents by prob
     n_allowed = (P >= 0).sum(axis=0)
@@ -947,8 +930,8 @@ def _mlp_support(host, order, mech, X_tr, X_val, cfg, xp):
         for j in range(d):
             A[ranked[:min(k, n_allowed[j]), j], j] = True
         A_x = xp.asarray(A[None, ...], dtype=X_tr.dtype)
-        v_tr = np.asarray(_to_host(_mlp_term(A_x, mech, X_tr, one, cfg1, xp)[0], xp))[0]
-        v_val = np.asarray(_to_host(_mlp_term(A_x, mech, X_val, one, cfg1, xp)[0], xp))[0]
+        v_tr = np.asarray(to_host(_mlp_term(A_x, mech, X_tr, one, cfg1, xp)[0]))[0]
+        v_val = np.asarray(to_host(_mlp_term(A_x, mech, X_val, one, cfg1, xp)[0]))[0]
         s2 = np.maximum(v_tr / X_tr.shape[0], 1e-12)
         nll = 0.5 * X_val.shape[0] * np.log(s2) + 0.5 * v_val / s2
         better = nll < best_nll - 1e-12
@@ -979,7 +962,7 @@ def _regularized_gram(C, xp):
     """The Gram matrix, with a ridge of 1e-8 of its mean diagonal when it is singular
     (``n <= d``, a duplicated or collinear column), so that the Cholesky factors of the
     profile score exist; a nonsingular ``C`` is returned unchanged."""
-    C_h = np.asarray(_to_host(C, xp), dtype=np.float64)
+    C_h = np.asarray(to_host(C), dtype=np.float64)
     try:
         L = np.linalg.cholesky(C_h)
         if np.min(np.diag(L)) > 1e-7 * math.sqrt(np.max(np.diag(C_h))):
@@ -1155,7 +1138,7 @@ def _learn_dpdag(X, *, order="softsort", maxiter=3000, n_samples=16, lr=0.1, tau
     if noise_variance == "nonequal":  # scale-free model: fit on standardized columns
         sd = xp.std(X, axis=0)
         X = X / sd
-        sd_h = np.asarray(_to_host(sd, xp), dtype=np.float64)
+        sd_h = np.asarray(to_host(sd), dtype=np.float64)
     draws = Draws(rng, xp)
     check_choice(mechanism, ("linear", "additive", "mlp"), "mechanism")
     mlp = mechanism == "mlp"
@@ -1205,7 +1188,7 @@ def _learn_dpdag(X, *, order="softsort", maxiter=3000, n_samples=16, lr=0.1, tau
     else:
         mech = [xp.zeros((d, d), dtype=dtype)]
     params = [theta, phi] + mech
-    opt = _Adam(params, lr, xp)
+    opt = Adam(params, lr, xp=xp)  # the shared _lib Adam
     sigma2 = xp.ones((d,), dtype=dtype) * (xp.sum(xp.linalg.diagonal(C)) / (n * d))
     history = []
     status, message = 0, "maximum number of iterations reached"
@@ -1248,17 +1231,17 @@ def _learn_dpdag(X, *, order="softsort", maxiter=3000, n_samples=16, lr=0.1, tau
     model = DPDAG(be.to_input(theta), be.to_input(phi), order=order, tau=cfg["tau"],
                   n_iter=cfg["n_iter"])
     # the final graph is built on the host (d x d)
-    host = DPDAG(_to_host(theta, xp), _to_host(phi, xp), order=order, tau=cfg["tau"],
+    host = DPDAG(to_host(theta), to_host(phi), order=order, tau=cfg["tau"],
                  n_iter=cfg["n_iter"])
-    C_h = np.asarray(_to_host(C, xp), dtype=np.float64)
-    W_vi = np.asarray(_to_host(W, xp), dtype=np.float64)
+    C_h = np.asarray(to_host(C), dtype=np.float64)
+    W_vi = np.asarray(to_host(W), dtype=np.float64)
     final_order = np.asarray(host.mode_order(), dtype=np.int64)
     if support == "order":  # every predecessor in the mode order; refit + threshold prune
         pos = np.argsort(final_order)
         support = pos[:, None] < pos[None, :]
     else:
         support = np.asarray(host.mode_dag())
-    refined = bool(refine) and noise_variance == "equal"
+    refined = bool(refine) and vi_noise == "equal"
     if refined:
         cands = [final_order]
         k = check_int(n_candidates, "n_candidates", minimum=0)
@@ -1267,14 +1250,14 @@ def _learn_dpdag(X, *, order="softsort", maxiter=3000, n_samples=16, lr=0.1, tau
         scores = [_order_score(C_h, o) for o in cands]
         from .refine import refine_order
 
-        final_order, W_fin, _ = refine_order(_to_host(X, xp), cands[int(np.argmin(scores))],
+        final_order, W_fin, _ = refine_order(to_host(X), cands[int(np.argmin(scores))],
                                              threshold=w_threshold)
         final_order = np.asarray(final_order, dtype=np.int64)
         W_fin = np.asarray(W_fin, dtype=np.float64)
     elif mlp:  # edge strength: norm of the first-layer weights of parent i in node j
         if X_val is not None:
             support = _mlp_support(host, final_order, tuple(params[2:]), Xc, X_val, cfg, xp)
-        U1 = np.asarray(_to_host(params[2], xp), dtype=np.float64)
+        U1 = np.asarray(to_host(params[2]), dtype=np.float64)
         W_fin = np.sqrt(np.sum(U1 * U1, axis=-1)).T * support
         W_vi = None
     else:
@@ -1289,7 +1272,7 @@ def _learn_dpdag(X, *, order="softsort", maxiter=3000, n_samples=16, lr=0.1, tau
     if additive:
         from .additive import additive_search
 
-        final_order, W_fin, _ = additive_search(np.asarray(_to_host(X, xp), np.float64),
+        final_order, W_fin, _ = additive_search(np.asarray(to_host(X), np.float64),
                                                 [final_order])
         chosen = "nonequal"
     if not is_numpy_namespace(xp_in):
