@@ -96,7 +96,7 @@ def test_local_fit_numba_matches_numpy_and_ols():
     X, W, B = simulate_data(d=12, n=500, k=2, rng=3)
     C, n = _gram(X)
     order = topological_order(B)
-    fit_nb = _fitter(True)
+    fit_nb = _fitter("numba")
     for pos, y in enumerate(order):
         cand = order[:pos]
         r1, p1, c1 = _local_fit_numpy(C, int(y), cand, n, 0.3, 11)

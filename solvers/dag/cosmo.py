@@ -57,6 +57,7 @@ from .._lib.validation import check_choice, check_int, check_positive
 from .graph import to_host
 from .learn import check_data, make_result
 from .refine import model_bic
+from ._dag_kernels import KERNELS
 
 __all__ = ["learn_cosmo", "cosmo_loss_grad", "orientation"]
 
@@ -201,6 +202,34 @@ def _step_xp(xp, G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2, bc1, bc2, adam_eps, 
     return H, p, state, pen
 
 
+def _init_state_xp(H, p):
+    """Generic run state: the off-diagonal mask and the Adam moments."""
+    from .._lib.namespace import array_namespace
+
+    xp = array_namespace(H, p)
+    off = 1.0 - xp.eye(p.shape[0], dtype=H.dtype)
+    return {"off": off, "adam": (xp.zeros_like(H), xp.zeros_like(H), xp.zeros_like(p),
+                                 xp.zeros_like(p))}
+
+
+def _orient_xp(H, p, inv_t, eps, state):
+    from .._lib.namespace import array_namespace
+
+    xp = array_namespace(H, p)
+    S = _sigmoid_xp(xp, (p[None, :] - p[:, None] - eps) * inv_t) * state["off"]
+    return S, H * S
+
+
+def _step_generic(G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2, bc1, bc2, adam_eps, adam,
+                  state):
+    from .._lib.namespace import array_namespace
+
+    xp = array_namespace(H, p)
+    H, p, state["adam"], pen = _step_xp(xp, G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2, bc1,
+                                        bc2, adam_eps, adam, state["adam"], state["off"])
+    return H, p, state, pen
+
+
 def _temperature(k, total, t_max, t_min):
     """Cosine annealing from t_max (k = 0) to t_min (k = total - 1)."""
     if total <= 1:
@@ -213,43 +242,23 @@ def _train(Xc, C, n, H, p, *, be, batch_size, maxiter, t_max, t_min, eps, l1, l2
            optimizer, rng, callback, progress, record_every):
     """Run the COSMO optimisation; returns H, p, loss history, nit, stopped."""
     xp = be.xp
-    d = p.shape[0]
     adam = optimizer == "adam"
     b1, b2, adam_eps = 0.9, 0.999, 1e-8
     history = []
     stopped = False
     full = batch_size is None or batch_size >= n
     half_trC = 0.5 * float(xp.sum(xp.linalg.diagonal(C))) if full else 0.0
-    use_numba = be.name == "numba"
-    use_cupy = be.name == "cupy"
-    if use_numba:
-        from . import _cosmo_numba as nb
-
-        H = np.ascontiguousarray(H)
-        p = np.ascontiguousarray(p)
-        S = np.empty_like(H)
-        W = np.empty_like(H)
-        mH, vH = np.zeros_like(H), np.zeros_like(H)
-        mp, vp = np.zeros_like(p), np.zeros_like(p)
-        gp = np.empty_like(p)
-    else:
-        off = 1.0 - xp.eye(d, dtype=H.dtype)
-        state = (xp.zeros_like(H), xp.zeros_like(H), xp.zeros_like(p), xp.zeros_like(p))
-        if use_cupy:
-            from . import _cosmo_cupy as cpk
+    init_state = KERNELS.get("cosmo_state", be, generic=_init_state_xp)
+    orient_k = KERNELS.get("cosmo_orient", be, generic=_orient_xp)
+    step_k = KERNELS.get("cosmo_step", be, generic=_step_generic)
+    state = init_state(H, p)
     perm = None
     pos = n
     with Progress(maxiter, desc="cosmo", enabled=progress) as bar:
         for k in range(maxiter):
             t = _temperature(k, maxiter, t_max, t_min)
             inv_t = 1.0 / t
-            if use_numba:
-                nb.orient(H, p, inv_t, eps, S, W)
-            elif use_cupy:
-                S, W = cpk.orient(H, p, inv_t, eps)
-            else:
-                S = _sigmoid_xp(xp, (p[None, :] - p[:, None] - eps) * inv_t) * off
-                W = H * S
+            S, W = orient_k(H, p, inv_t, eps, state)
             if full:
                 CW = C @ W
                 G = CW - C
@@ -264,15 +273,8 @@ def _train(Xc, C, n, H, p, *, be, batch_size, maxiter, t_max, t_min, eps, l1, l2
                 G = (Xb.T @ R) / batch_size
             bc1 = 1.0 - b1 ** (k + 1)
             bc2 = 1.0 - b2 ** (k + 1)
-            if use_numba:
-                pen = nb.grad_step(G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2, bc1, bc2,
-                                   adam_eps, adam, mH, vH, mp, vp, gp)
-            elif use_cupy:
-                H, p, state, pen = cpk.grad_step(G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2,
-                                                 bc1, bc2, adam_eps, adam, state)
-            else:
-                H, p, state, pen = _step_xp(xp, G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2,
-                                            bc1, bc2, adam_eps, adam, state, off)
+            H, p, state, pen = step_k(G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2, bc1, bc2,
+                                      adam_eps, adam, state)
             record = (k % record_every == 0) or k == maxiter - 1
             if record or callback is not None:
                 if full:
@@ -646,7 +648,7 @@ def _candidate(C, n, W_plain, order, p_host, hist, *, noise, refine, threshold,
 
     threshold = _threshold(threshold, noise)
     mp = rf._max_parents(max_parents, C.shape[0])
-    fit_backend = "numba" if be.name == "numba" else "numpy"
+    fit_backend = "numba" if KERNELS.has("local_fit", be) else "numpy"
     if refine:
         order_r, W, score = rf.refine_order(
             None, order, threshold=threshold, max_parents=mp, max_rounds=refine_rounds,

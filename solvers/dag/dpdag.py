@@ -273,15 +273,11 @@ class DPDAG:
         True
         """
         n = check_int(n, "n", minimum=1)
-        be = resolve_backend(backend, self.xp)
-        if be.name == "numba":
-            A, orders = self._sample_numba(n, check_rng(rng))
-        elif be.name == "cupy":
-            from ._dpdag_cupy import sample_dags as cupy_sample
+        from ._dag_kernels import KERNELS
 
-            A, orders = cupy_sample(self, n, check_rng(rng), be)
-        else:
-            A, orders = self._sample_generic(n, Draws(rng, self.xp))
+        be = resolve_backend(backend, self.xp)
+        sampler = KERNELS.get("sample_dags", be, generic=_sample_generic)
+        A, orders = sampler(self, n, check_rng(rng), be)
         return (A, orders) if return_orders else A
 
     def _sample_generic(self, n, draws, chunk_bytes=2**25):
@@ -586,6 +582,16 @@ class DPDAG:
         pos = xp.argsort(self.mode_order())
         M = pos[:, None] < pos[None, :]
         return xp.logical_and(M, self.edge_logits > 0)
+
+
+def _sample_numba(model, n, rng, be):
+    """Kernel-table entry ``sample_dags`` for numba (the compiled batched sampler)."""
+    return model._sample_numba(n, rng)
+
+
+def _sample_generic(model, n, rng, be):
+    """The generic ``xp`` sampler (the reference of the compiled ones)."""
+    return model._sample_generic(n, Draws(rng, model.xp))
 
 
 def sample_dags(order_logits, edge_logits, n, rng=None, *, order="softsort",

@@ -89,20 +89,29 @@ def _local_fit_numpy(C, y, cand, n, w_thr, max_parents):
     return float(rss), np.asarray(sel, dtype=np.int64), np.asarray(coefs, dtype=float)
 
 
-def _fitter(use_numba):
-    if not use_numba:
-        return _local_fit_numpy
+def _numba_fit(C, y, cand, n, w_thr, max_parents):
+    """The compiled local fit (kernel-table entry ``local_fit`` for numba)."""
     from ._cosmo_numba import local_fit
 
-    def fit(C, y, cand, n, w_thr, max_parents):
-        out_p = np.empty(max(max_parents, 1), dtype=np.int64)
-        out_c = np.empty(max(max_parents, 1))
-        rss, m = local_fit(C, y, np.asarray(cand, dtype=np.int64), float(n), float(w_thr),
-                           int(max_parents), out_p, out_c)
-        return float(rss), out_p[:m].copy(), out_c[:m].copy()
+    out_p = np.empty(max(max_parents, 1), dtype=np.int64)
+    out_c = np.empty(max(max_parents, 1))
+    rss, m = local_fit(C, y, np.asarray(cand, dtype=np.int64), float(n), float(w_thr),
+                       int(max_parents), out_p, out_c)
+    return float(rss), out_p[:m].copy(), out_c[:m].copy()
 
-    fit.numba = True
-    return fit
+
+_numba_fit.numba = True
+
+
+def _fitter(backend):
+    """The local fit for ``backend`` ("auto" and "numba": the compiled one when numba is
+    installed), from the area's kernel table."""
+    from .._lib.backend import resolve_backend
+    from .._lib.validation import check_choice
+    from ._dag_kernels import KERNELS
+
+    check_choice(backend, ("auto", "numpy", "numba"), "backend")
+    return KERNELS.get("local_fit", resolve_backend(backend, np), generic=_local_fit_numpy)
 
 
 def _gram(X):
@@ -337,7 +346,7 @@ def refit_parents(X, order, *, threshold=0.3, max_parents=None, backend="auto", 
     noise = _check_noise(noise_variance)
     Cs, sd = _scaled(C, noise)
     state = _State(Cs, n, order, float(threshold), _max_parents(max_parents, d),
-                   _fitter(_use_numba(backend)), noise)
+                   _fitter(backend), noise)
     return _unscale(state.W(), sd)
 
 
@@ -392,7 +401,7 @@ def order_score(X, order, *, threshold=0.3, max_parents=None, backend="auto", gr
     noise = _check_noise(noise_variance)
     Cs, sd = _scaled(C, noise)
     W = _unscale(_State(Cs, n, order, float(threshold), _max_parents(max_parents, C.shape[0]),
-                        _fitter(_use_numba(backend)), noise).W(), sd)
+                        _fitter(backend), noise).W(), sd)
     return model_bic(C, n, W, noise, variances=False)
 
 
@@ -444,17 +453,6 @@ def _max_parents(max_parents, d):
     if max_parents is None:
         return max(d - 1, 0)
     return int(max_parents)
-
-
-def _use_numba(backend):
-    from .._lib.validation import check_choice
-
-    check_choice(backend, ("auto", "numpy", "numba"), "backend")
-    if backend in ("auto", "numba"):
-        from .._lib.backend import numba_available
-
-        return numba_available()
-    return False
 
 
 def _search(state, max_rounds, time_limit):
@@ -593,7 +591,7 @@ def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
     noise = _check_noise(noise_variance)
     C0, (C, sd) = C, _scaled(C, noise)
     state = _State(C, n, order, float(threshold), _max_parents(max_parents, d),
-                   _fitter(_use_numba(backend)), noise)
+                   _fitter(backend), noise)
     state = _search(state, max_rounds, time_limit)
     # final exact refit of every node at the returned order (moves used partial refits)
     final = _State(C, n, state.order, state.w_thr, state.max_parents, state.fit, noise)
