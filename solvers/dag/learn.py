@@ -16,7 +16,7 @@ __all__ = ["learn_dag", "DAGResult", "available_methods", "check_data"]
 # method name -> "module:function"; the function is called as func(X, **options)
 _METHOD_MODULES = {
     "cosmo": "solvers.dag.cosmo:_learn_cosmo",
-    "dpdag": "solvers.dag.dpdag:_learn_dpdag",
+    "dpdag": "solvers.dag._dpdag_learn:_learn_dpdag",
 }
 _ROUTER = Router("learn_dag", _METHOD_MODULES, positional=("X",))
 
