@@ -306,6 +306,11 @@ def refit_parents(X, order, *, threshold=0.3, max_parents=None, backend="auto", 
     gram : tuple (C, n), optional
         A precomputed centered Gram matrix ``C = Xc^T Xc / n`` and ``n`` (``X`` is then
         ignored and may be None).
+    noise_variance : {"equal", "nonequal"}
+        Score of the search: the equal-variance BIC, or the BIC with one noise variance
+        per node (:func:`score_from_totals`); ``"nonequal"`` runs on the correlation
+        matrix (``threshold`` then applies to standardized weights) and is invariant to
+        rescaling any column.
 
     Returns
     -------
@@ -360,7 +365,7 @@ def order_score(X, order, *, threshold=0.3, max_parents=None, backend="auto", gr
         Data (ignored when ``gram`` is given).
     order : array_like of int, shape (d,)
         A permutation of ``range(d)``, causes first.
-    threshold, max_parents, backend, gram
+    threshold, max_parents, backend, gram, noise_variance
         As in :func:`refit_parents`.
 
     Returns
@@ -543,7 +548,7 @@ def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
     X : array_like, shape (n, d)
     order : array_like of int
         Starting order (a permutation of ``range(d)``).
-    threshold, max_parents, backend, gram
+    threshold, max_parents, backend, gram, noise_variance
         As in :func:`refit_parents`.
     max_rounds : int
         Maximum number of passes over all moves.
@@ -556,7 +561,8 @@ def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
     W : ndarray, shape (d, d)
         The refit at the returned order (a DAG).
     score : float
-        Its equal-variance BIC per sample (lower is better).
+        Its BIC per sample under ``noise_variance`` (lower is better; variance parameters
+        not counted).
 
     Raises
     ------
