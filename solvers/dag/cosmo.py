@@ -51,6 +51,7 @@ import time
 import numpy as np
 
 from .._lib.backend import resolve_backend
+from .._lib.optim import adam_update
 from .._lib.results import STOPPED_BY_CALLBACK, Progress, Status, call_callback
 from .._lib.rng import check_rng
 from .._lib.validation import check_choice, check_int, check_positive
@@ -187,14 +188,10 @@ def _step_xp(xp, G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2, bc1, bc2, adam_eps, 
     gH = (G * S + l1 * xp.sign(Ho) + 2.0 * l2 * Ho) * off
     M = G * H * S * (1.0 - S) * inv_t
     gp = xp.sum(M, axis=0) - xp.sum(M, axis=1) + 2.0 * lp * p
-    if adam:
+    if adam:  # the shared _lib Adam update (the Numba kernel fuses the same arithmetic)
         mH, vH, mp, vp = state
-        mH = b1 * mH + (1.0 - b1) * gH
-        vH = b2 * vH + (1.0 - b2) * gH * gH
-        mp = b1 * mp + (1.0 - b1) * gp
-        vp = b2 * vp + (1.0 - b2) * gp * gp
-        H = H - lr * (mH / bc1) / (xp.sqrt(vH / bc2) + adam_eps)
-        p = p - lr * (mp / bc1) / (xp.sqrt(vp / bc2) + adam_eps)
+        H, mH, vH = adam_update(H, gH, mH, vH, lr, b1, b2, adam_eps, bc1, bc2, xp)
+        p, mp, vp = adam_update(p, gp, mp, vp, lr, b1, b2, adam_eps, bc1, bc2, xp)
         state = (mH, vH, mp, vp)
     else:
         H = H - lr * gH
