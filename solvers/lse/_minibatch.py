@@ -204,7 +204,10 @@ def check_rows(arrays, name="data"):
 def as_rows(data, name="data"):
     """Lists become numpy arrays (object dtype rejected); arrays pass through."""
     if isinstance(data, list):
-        arr = np.asarray(data)
+        try:
+            arr = np.asarray(data)
+        except ValueError:
+            arr = np.empty(0, dtype=object)
         if arr.dtype == object:
             raise TypeError(f"{name}: a list must convert to a regular numeric array "
                             "(ragged or non-numeric rows given)")

@@ -25,7 +25,6 @@ reports ``success=False`` with status :data:`SURROGATE_UNRELIABLE`.
 """
 import math
 
-import numpy as np
 
 from .._lib.results import OptimizeResult, call_callback, STOPPED_BY_CALLBACK
 from ._safe_kl_kernels import KERNELS
