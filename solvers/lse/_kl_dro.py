@@ -359,11 +359,14 @@ def _partitioned_inputs(X, y, loss):
     from .._lib.namespace import array_namespace as ns
 
     def lazy(obj, name):
-        if hasattr(obj, "map_blocks"):
-            return obj.map_blocks(_check_block, name, loss, dtype=np.float64)
-        return obj.map_partitions(_check_block, name, loss, meta=np.empty(0))
+        if not hasattr(obj, "map_blocks"):  # a dataframe / series: lengths read once
+            obj = obj.to_dask_array(lengths=True)
+        return obj.map_blocks(_check_block, name, loss, dtype=np.float64)
 
     d = X.shape[1] if hasattr(X, "map_blocks") else len(X.columns)
+    if isinstance(d, float) or y.ndim != 1 and hasattr(y, "map_blocks"):
+        raise ValueError("X must be a 2-D dask array or dataframe with known columns and y "
+                         "a 1-D dask array or series")
     meta = getattr(X, "_meta", None)
     xp = ns(meta) if hasattr(meta, "__array_namespace__") else np
     return lazy(X, "X"), lazy(y, "y"), xp, int(d)
