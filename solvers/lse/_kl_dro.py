@@ -10,7 +10,7 @@ import numpy as np
 from scipy.optimize import minimize as scipy_minimize
 
 from .._lib.namespace import array_namespace, is_numpy_namespace
-from .._lib.results import OptimizeResult
+from .._lib.results import Status, make_result
 from .._lib.validation import (as_float_array, check_choice, check_finite, check_int,
                                check_positive)
 from .logsumexp import logsumexp, softmax
@@ -209,9 +209,9 @@ def kl_dro_objective(theta, X, y, *, lam, loss="squared", l2=0.0):
     return value, grad
 
 
-def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=0.005,
-           batch_size=32, epochs=5, lr=0.05, average=0.5, rng=None, callback=None,
-           progress=False, backend="auto", options=None):
+def kl_dro(X, y, *, lam=1.0, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=0.005,
+           batch_size=32, epochs=5, maxiter=None, lr=0.05, average=0.5, rng=None,
+           callback=None, progress=False, backend="auto", options=None):
     r"""KL-distributionally robust linear regression or classification.
 
     Minimizes :math:`\lambda \log \frac1n \sum_i e^{\ell_i(\theta)/\lambda} +
@@ -223,9 +223,14 @@ def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=
     X : array, shape (n, d)
     y : array, shape (n,)
         Targets (``"squared"``) or labels in {-1, +1} (``"logistic"``).
-    lam : float
-        Temperature :math:`\lambda > 0`.
+    lam : float, optional
+        Temperature :math:`\lambda > 0` (default 1): large is close to the empirical risk,
+        small to the worst case; the radius of the KL ball it penalises grows as it
+        shrinks.
     loss : {"squared", "logistic"}
+        ``"logistic"`` takes labels in {-1, +1}, or in {0, 1} as scikit-learn's binary
+        classifiers do (0 is mapped to -1; the positive class is 1); any other labels
+        raise ``ValueError``.
     l2 : float
         Ridge coefficient :math:`\alpha \ge 0` (added to every exponent as
         :math:`\alpha\|\theta\|^2 / (2\lambda)`, which leaves the objective unchanged).
@@ -236,6 +241,8 @@ def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=
         Start (zeros by default).
     rho, batch_size, epochs, lr, average, rng, callback, progress, backend
         Passed to :func:`solvers.minimize_logsumexp` (ignored by ``"lbfgs"``).
+    maxiter : int, optional
+        Steps (overrides ``epochs``); L-BFGS iterations for ``"lbfgs"`` (default 2000).
     options : dict, optional
         Further options for :func:`solvers.minimize_logsumexp`, or for SciPy's L-BFGS-B.
 
@@ -289,9 +296,12 @@ def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=
     if theta0.shape[0] != d:
         raise ValueError(f"x0 must have shape ({d},), got {tuple(theta0.shape)}")
     if method == "lbfgs":
+        if maxiter is not None:
+            options.setdefault("maxiter", check_int(maxiter, "maxiter", minimum=1))
         return _kl_dro_lbfgs(X, y, xp, theta0, lam, loss, l2, options)
     res = minimize_logsumexp(_dro_phi(loss, lam, l2, xp), theta0, (X, y), rho=rho,
-                             batch_size=batch_size, epochs=epochs, estimator=method, lr=lr,
+                             batch_size=batch_size, epochs=epochs, maxiter=maxiter,
+                             estimator=method, lr=lr,
                              average=average, rng=rng, callback=callback, progress=progress,
                              backend=backend, **options)
     if res.diagnostics is not None:  # the full pass already gave the exact objective
@@ -394,6 +404,7 @@ def _kl_dro_lbfgs(X, y, xp, theta0, lam, loss, l2, options):
     res = scipy_minimize(lambda t: kl_dro_objective(t, Xn, yn, lam=lam, loss=loss, l2=l2),
                          np.asarray(theta0, dtype=np.float64), jac=True,
                          method="L-BFGS-B", options=opts)
-    return OptimizeResult(x=res.x.astype(X.dtype), fun=float(res.fun), nit=res.nit,
-                          nfev=res.nfev * n, success=bool(res.success),
-                          status=res.status, message=res.message, method="lbfgs")
+    status = Status.CONVERGED if res.success else Status.MAXITER
+    return make_result(status, success=bool(res.success), message=str(res.message),
+                       x=res.x.astype(X.dtype), fun=float(res.fun), nit=res.nit,
+                       nfev=res.nfev * n, method="lbfgs")

@@ -17,36 +17,12 @@ Operations
     ``v[idx] += vals`` with repeated indices accumulated (numpy / CuPy; the generic twin
     is a one-hot product, ``O(len(v) len(idx))``).
 """
-import importlib
+from .._lib.kernels import KernelTable
 
 __all__ = ["KERNELS"]
 
-
-class _KernelTable:
-    """Operation name -> {backend name: "module:function"}; imported on first use.
-
-    A local stand-in for ``solvers._lib.kernels.kernel_table`` until that lands: the same
-    shape (``get(name, backend, generic=...)``), lazily importing the kernel module so
-    cupy is imported only when a cupy backend asks for it.
-    """
-
-    def __init__(self, **ops):
-        self._ops = ops
-        self._cache = {}
-
-    def get(self, name, be, generic):
-        """The implementation of ``name`` for resolved backend ``be`` (or ``generic``)."""
-        spec = self._ops[name].get(be.name)
-        if spec is None:
-            return generic
-        if spec not in self._cache:
-            module, func = spec.split(":")
-            mod = importlib.import_module(module, package=__package__)
-            self._cache[spec] = getattr(mod, func)
-        return self._cache[spec]
-
-
-KERNELS = _KernelTable(
+KERNELS = KernelTable(
+    __package__,
     solve_rows={"numba": "._safe_kl_numba:solve_rows"},
     step_terms={"numba": "._safe_kl_numba:step_terms", "cupy": "._safe_kl_cupy:step_terms"},
     terms={"cupy": "._safe_kl_cupy:terms"},

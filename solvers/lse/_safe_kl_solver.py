@@ -21,44 +21,24 @@ reports, with :math:`r_i = e^{\varphi_i - F}` the exact Gibbs density ratios,
 The bias bound :math:`F + \rho/2 + \log(1 - \rho\kappa) \le F_\rho \le F` holds only for
 :math:`\rho\kappa < 1`; when :math:`\rho\kappa \ge 1` the surrogate can sit arbitrarily
 far below :math:`F` (heavy-tailed exponents: one term dominates the sum), so the run
-reports ``success=False`` with status :data:`SURROGATE_UNRELIABLE`.
+reports ``success=False`` (status ``MAXITER``: the budget was spent, but the answer did not
+pass its check) with a message saying why.
 """
 import math
 
 
-from .._lib.results import OptimizeResult, call_callback, STOPPED_BY_CALLBACK
+from .._lib.host import to_float
+from .._lib.optim import Adam
+from .._lib.results import Status, call_callback, make_result
 from ._safe_kl_kernels import KERNELS
 from .logsumexp import logsumexp, softmax
 
 #: steps between the loop's host synchronisations (the non-finite check)
 CHECK_EVERY = 16
-#: status codes (SciPy-like): 0 done, 2 non-finite, 5 surrogate unreliable, 99 callback
-NONFINITE = (2, "phi returned non-finite values or gradients")
-SURROGATE_UNRELIABLE = 5
+#: detail added to the shared NONFINITE status
+NONFINITE_DETAIL = "phi returned non-finite values or gradients"
 #: rows per phi call in the diagnostic pass (at least the batch size)
 DIAG_CHUNK = 4096
-
-
-class Adam:
-    """Adam on a list of arrays (x and the scalar shift), bias-corrected."""
-
-    def __init__(self, params, betas, eps=1e-8):
-        self.b1, self.b2 = betas
-        self.eps = eps
-        self.m = [p * 0.0 for p in params]
-        self.v = [p * 0.0 for p in params]
-        self.t = 0
-
-    def step(self, params, grads, lr, xp):
-        self.t += 1
-        c1 = 1.0 - self.b1 ** self.t
-        c2 = 1.0 - self.b2 ** self.t
-        out = []
-        for i, (p, g) in enumerate(zip(params, grads)):
-            self.m[i] = self.b1 * self.m[i] + (1.0 - self.b1) * g
-            self.v[i] = self.b2 * self.v[i] + (1.0 - self.b2) * g * g
-            out.append(p - lr * (self.m[i] / c1) / (xp.sqrt(self.v[i] / c2) + self.eps))
-        return out
 
 
 # --- estimators (generic twins of the kernels) ----------------------------------------------
@@ -153,8 +133,8 @@ def step(st, k, cfg, source):
     params, grads = ([st.x, st.s], [gx, gs]) if gs is not None else ([st.x], [gx])
     if cfg.optimizer == "adam":
         if st.adam is None:
-            st.adam = Adam(params, cfg.betas)
-        params = st.adam.step(params, grads, lr_k, xp)
+            st.adam = Adam(params, lr=lr_k, betas=cfg.betas, xp=xp)
+        params = st.adam.step(params, grads, lr=lr_k)
     else:
         params = [p - lr_k * g for p, g in zip(params, grads)]
     st.x = params[0]
@@ -214,7 +194,7 @@ def notify(st, cfg, fun_k):
 
 def _host_floats(items):
     """Python floats from a list of 0-d arrays / floats / None (one pass at the end)."""
-    return [float("nan") if v is None else float(v) for v in items]
+    return [float("nan") if v is None else to_float(v) for v in items]
 
 
 # --- diagnostics and result -----------------------------------------------------------------
@@ -261,47 +241,55 @@ def _unreliable_message(d, rho):
 
 
 def finish(st, cfg, source, status, message):
-    """The result: iterate back to the input namespace, history to floats, diagnostics."""
+    """The result: iterate back to the input namespace, history to floats, diagnostics.
+
+    A run that spends its budget succeeds (a fixed-budget stochastic method), unless the
+    diagnostic pass finds the Safe-KL surrogate unreliable at the returned ``x``.
+    """
     be = cfg.be
     rho_last = _schedule(cfg.rho, max(st.nit - 1, 0))
-    fun = st.good[5] if status == NONFINITE[0] else window_mean(st, cfg) if st.nit else None
-    diag = None
-    nfev = st.nit * cfg.batch_size
-    if cfg.diagnose and st.nit and status != NONFINITE[0]:
+    failed = status == Status.NONFINITE
+    fun = st.good[5] if failed else window_mean(st, cfg) if st.nit else None
+    diag, success = None, None
+    if status == Status.MAXITER:
+        success = True
+    if cfg.diagnose and st.nit and not failed:
         diag = diagnostics(cfg, st.x_ret, source, rho_last)
-        if diag is not None:
-            if status == 0 and cfg.estimator == "safe-kl" and not diag["rho_kappa"] < 1:
-                status, message = SURROGATE_UNRELIABLE, _unreliable_message(diag, rho_last)
+        unreliable = diag is not None and cfg.estimator == "safe-kl" \
+            and not diag["rho_kappa"] < 1
+        if unreliable and status == Status.MAXITER:
+            success, message = False, _unreliable_message(diag, rho_last)
     h = st.history
     history = {"nit": h["nit"], "epoch": h["epoch"], "fun": _host_floats(h["fun"]),
                "s": _host_floats(h["s"]), "rho": h["rho"]}
-    return OptimizeResult(
+    return make_result(
+        status, success=success, message=message,
         x=be.to_input(st.x_ret), x_last=be.to_input(st.x),
-        s=None if st.s is None else float(st.s),
-        fun=float("nan") if fun is None else float(fun),
-        nit=st.nit, nfev=nfev, success=status == 0, status=status, message=message,
-        history=history, estimator=cfg.estimator, rho=rho_last, diagnostics=diag)
+        s=None if st.s is None else to_float(st.s),
+        fun=float("nan") if fun is None else to_float(fun),
+        nit=st.nit, nfev=st.nit * cfg.batch_size, history=history,
+        estimator=cfg.estimator, rho=rho_last, diagnostics=diag)
 
 
 def run(cfg, x, s, source, bar):
     """The loop: steps, a host check every ``CHECK_EVERY`` steps, callback, progress."""
     st = State(x, s, cfg)
-    status, message = 0, "maximum number of iterations reached"
+    status, message = Status.MAXITER, None
     for k in range(cfg.maxiter):
         fun_k, rho_k = step(st, k, cfg, source)
         last = st.nit == cfg.maxiter
         if (st.nit % CHECK_EVERY == 0 or last) and not check(st, cfg):
             first = rollback(st)
-            status = NONFINITE[0]
-            message = (f"{NONFINITE[1]} at a step in ({first}, {k + 1}]; the returned x "
+            status = Status.NONFINITE
+            message = (f"{NONFINITE_DETAIL} at a step in ({first}, {k + 1}]; the returned x "
                        f"is the iterate after step {first}, the last one checked finite")
             break
         record(st, cfg, rho_k)
         bar.update(1)
         if cfg.callback is not None and notify(st, cfg, fun_k):
-            status, message = STOPPED_BY_CALLBACK
+            status = Status.CALLBACK
             break
-    if status == STOPPED_BY_CALLBACK[0] and not check(st, cfg):
+    if status == Status.CALLBACK and not check(st, cfg):
         first = rollback(st)
-        status, message = NONFINITE[0], f"{NONFINITE[1]} after step {first}"
+        status, message = Status.NONFINITE, f"{NONFINITE_DETAIL} after step {first}"
     return finish(st, cfg, source, status, message)

@@ -423,11 +423,13 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
         :math:`\mathbb{E}e^{2\varphi}/(\mathbb{E}e^\varphi)^2`, ``rho_kappa``,
         ``capped_mass`` -- the Gibbs mass of the terms whose density ratio
         :math:`e^{\varphi_i - F}` exceeds the cap :math:`1/\rho` -- and ``n_terms``),
-        ``success``, ``status`` and ``message``. Status 0: all steps done; 2: ``phi``
-        returned a non-finite value or gradient (the returned ``x`` is the last iterate
-        checked finite); 5: the Safe-KL surrogate is unreliable at ``x``
-        (:math:`\rho\kappa \ge 1`, see Notes); 99: stopped by the callback. ``success``
-        is True only for status 0.
+        ``success``, ``status`` and ``message``, under the shared contract
+        (:class:`solvers._lib.results.Status`): ``MAXITER`` (1) when every step ran --
+        ``success=True``, unless the diagnostic pass finds the Safe-KL surrogate
+        unreliable at ``x`` (:math:`\rho\kappa \ge 1`, see Notes: ``success=False`` and a
+        message saying why); ``NONFINITE`` (4) when ``phi`` returned a non-finite value or
+        gradient (the returned ``x`` is the last iterate checked finite); ``CALLBACK``
+        (99) when the callback stopped the run. Both of these have ``success=False``.
 
     Raises
     ------
@@ -443,8 +445,8 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
     \le F` needs :math:`\rho\kappa < 1`. With heavy-tailed exponents (a few terms
     dominating the sum) :math:`\kappa` approaches the number of terms, the capped weights
     cannot follow, and the minimiser of the surrogate can be far from that of :math:`F`;
-    the diagnostic pass detects this at the returned ``x`` and reports status 5 instead of
-    a silent wrong answer.
+    the diagnostic pass detects this at the returned ``x`` and reports ``success=False``
+    instead of a silent wrong answer.
 
     *Synchronisation.* The loop never copies to the host, except every 16 steps to check
     for non-finite values (and whatever ``callback`` / ``progress`` ask for); ``x``,
