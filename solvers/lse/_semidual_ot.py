@@ -1,63 +1,98 @@
-r"""Semi-dual entropic OT (Genevay et al. 2016) with a large discrete target, by Safe-KL."""
+r"""Semi-dual entropic OT (Genevay et al. 2016) with a large discrete target, by Safe-KL.
+
+Written once against the Array API: :func:`semidual_ot` validates and returns; the pieces
+it calls are :func:`_setup` (arrays in the computing namespace, host-side samplers of the
+indices), :func:`_sgd_step` / :func:`_safe_kl_step` (one stochastic step), and
+:func:`_finish` (exact value and c-transform at the answer). The scatter of the per-target
+updates is the one kernel (``scatter_add`` in ``_safe_kl_kernels.py``).
+"""
 import math
+import warnings
 
 import numpy as np
 from scipy.optimize import minimize as scipy_minimize
 
-from .._lib.namespace import array_namespace, is_numpy_namespace
-from .._lib.results import OptimizeResult, call_callback, Progress, STOPPED_BY_CALLBACK
+from .._lib.backend import resolve_backend
+from .._lib.host import to_float, to_host
+from .._lib.namespace import array_namespace
+from .._lib.results import Status, call_callback, make_result, Progress
+from .._lib.rng import check_rng
 from .._lib.validation import (as_float_array, check_choice, check_finite, check_int,
                                check_positive)
+from ._safe_kl_kernels import KERNELS
 from .logsumexp import logsumexp
-from .safe_kl import safe_kl_terms, _check_rho
+from .safe_kl import _check_rho, _terms_xp
 
 __all__ = ["semidual_ot", "semidual_ot_objective"]
 
+#: steps between host checks for non-finite potentials
+CHECK_EVERY = 16
 
-def _sq_cost(Xb, Y, y2):
+
+def _epsilon(epsilon, eps):
+    """``epsilon`` (or its deprecated alias ``eps``), checked positive."""
+    if eps is not None:
+        if epsilon is not None:
+            raise TypeError("give epsilon only (eps is its deprecated alias)")
+        warnings.warn("eps is deprecated; use epsilon", DeprecationWarning, stacklevel=3)
+        epsilon = eps
+    if epsilon is None:
+        raise TypeError("missing required keyword argument: epsilon")
+    return check_positive(epsilon, "epsilon")
+
+
+def _sq_cost(Xb, Y, y2, xp):
     """Squared Euclidean cost block ``|x - y|^2`` (POT's ``ot.dist`` default)."""
-    x2 = np.sum(Xb * Xb, axis=1)[:, None]
-    return np.maximum(x2 + y2[None, :] - 2.0 * (Xb @ Y.T), 0.0)
+    x2 = xp.sum(Xb * Xb, axis=1)
+    C = x2[:, None] + y2[None, :] - 2.0 * (Xb @ Y.T)
+    return xp.maximum(C, xp.zeros_like(C))
 
 
-def _ot_inputs(Y, b, eps):
-    Y = np.asarray(as_float_array(Y, np, "Y", ndim=2), dtype=np.float64)
-    check_finite(Y, np, "Y")
-    m = Y.shape[0]
-    if b is None:
-        b = np.full(m, 1.0 / m)
-    else:
-        b = np.asarray(as_float_array(b, np, "b", ndim=1), dtype=np.float64)
-        if b.shape[0] != m or np.any(b <= 0) or not np.isfinite(b).all():
-            raise ValueError(f"b must hold {m} positive finite weights")
-        b = b / b.sum()
-    return Y, b, check_positive(eps, "eps")
+def _weights(w, k, xp, dtype, name):
+    if w is None:
+        return xp.full((k,), 1.0 / k, dtype=dtype)
+    w = as_float_array(w, xp, name, ndim=1, dtype=dtype)
+    if w.shape[0] != k or not bool(xp.all(xp.isfinite(w) & (w > 0))):
+        raise ValueError(f"{name} must hold {k} positive finite weights")
+    return w / xp.sum(w)
 
 
-def _source_inputs(X, a, d):
-    X = np.asarray(as_float_array(X, np, "X", ndim=2), dtype=np.float64)
-    check_finite(X, np, "X")
+def _ot_inputs(Y, b, xp):
+    Y = as_float_array(Y, xp, "Y", ndim=2)
+    check_finite(Y, xp, "Y")
+    return Y, _weights(b, Y.shape[0], xp, Y.dtype, "b")
+
+
+def _source_inputs(X, a, d, xp, dtype):
+    X = as_float_array(X, xp, "X", ndim=2, dtype=dtype)
+    check_finite(X, xp, "X")
     if X.shape[1] != d:
-        raise ValueError(f"X must have {d} columns like Y, got shape {X.shape}")
-    n = X.shape[0]
-    if a is None:
-        a = np.full(n, 1.0 / n)
-    else:
-        a = np.asarray(as_float_array(a, np, "a", ndim=1), dtype=np.float64)
-        if a.shape[0] != n or np.any(a <= 0) or not np.isfinite(a).all():
-            raise ValueError(f"a must hold {n} positive finite weights")
-        a = a / a.sum()
-    return X, a
+        raise ValueError(f"X must have {d} columns like Y, got shape {tuple(X.shape)}")
+    return X, _weights(a, X.shape[0], xp, dtype, "a")
 
 
-def _ctransform(v, Xb, Y, y2, log_b, eps):
+def _ctransform(v, Xb, Y, y2, log_b, eps, xp):
     """u(x) = -eps log sum_j b_j exp((v_j - c(x, y_j))/eps) and the conditional plan rows."""
-    logits = (v[None, :] - _sq_cost(Xb, Y, y2)) / eps + log_b[None, :]
+    logits = (v[None, :] - _sq_cost(Xb, Y, y2, xp)) / eps + log_b[None, :]
     lse = logsumexp(logits, axis=1)
-    return -eps * lse, np.exp(logits - lse[:, None])
+    return -eps * lse, xp.exp(logits - lse[:, None])
 
 
-def semidual_ot_objective(v, X, Y, *, eps, a=None, b=None, block_size=1024):
+def _objective(v, X, Y, a, b, eps, block_size, xp):
+    y2 = xp.sum(Y * Y, axis=1)
+    log_b = xp.log(b)
+    value = xp.sum(b * v)
+    grad = b
+    for r0 in range(0, X.shape[0], block_size):
+        r1 = min(r0 + block_size, X.shape[0])
+        u, plan = _ctransform(v, X[r0:r1, ...], Y, y2, log_b, eps, xp)
+        value = value + xp.sum(a[r0:r1] * u)
+        grad = grad - a[r0:r1] @ plan
+    return value, grad
+
+
+def semidual_ot_objective(v, X, Y, *, epsilon=None, a=None, b=None, block_size=1024,
+                          eps=None):
     r"""Exact entropic semi-dual value and gradient in the target potentials ``v``.
 
     .. math:: H(v) = \sum_i a_i v^{c,\varepsilon}(x_i) + \sum_j b_j v_j, \qquad
@@ -76,8 +111,8 @@ def semidual_ot_objective(v, X, Y, *, eps, a=None, b=None, block_size=1024):
         Source points.
     Y : array, shape (m, d)
         Target points.
-    eps : float
-        Entropic regularisation.
+    epsilon : float
+        Entropic regularisation (``eps`` is a deprecated alias).
     a, b : arrays, optional
         Source and target weights (uniform by default; normalised).
     block_size : int, optional
@@ -85,22 +120,23 @@ def semidual_ot_objective(v, X, Y, *, eps, a=None, b=None, block_size=1024):
     Returns
     -------
     value : float
-    grad : ndarray, shape (m,)
+    grad : array, shape (m,)
+        In the namespace of the inputs (numpy, cupy, array_api_strict, ...).
 
     Raises
     ------
     ValueError
-        ``eps`` not finite or ``<= 0``; ``X`` or ``Y`` not 2-D, non-finite, or with
+        ``epsilon`` not finite or ``<= 0``; ``X`` or ``Y`` not 2-D, non-finite, or with
         different numbers of columns; weights ``a`` or ``b`` of the wrong length, not
         positive or not finite; ``v`` whose length is not ``m``; ``block_size = 0``.
     TypeError
-        Complex or non-numeric ``X``, ``Y``, ``a`` or ``b``, or non-real ``eps``.
+        Complex or non-numeric ``X``, ``Y``, ``a`` or ``b``, or non-real ``epsilon``.
 
     Notes
     -----
     ``v`` and ``block_size`` are not validated beyond what the array operations enforce;
-    a finite ``v`` and a positive integer ``block_size`` are assumed. Computations are in
-    float64 numpy.
+    a finite ``v`` and a positive integer ``block_size`` are assumed. Computations run in
+    the inputs' namespace and dtype.
 
     References
     ----------
@@ -114,28 +150,24 @@ def semidual_ot_objective(v, X, Y, *, eps, a=None, b=None, block_size=1024):
     >>> import numpy as np
     >>> from solvers.lse.applications import semidual_ot_objective
     >>> X = Y = np.zeros((3, 1))
-    >>> value, grad = semidual_ot_objective(np.zeros(3), X, Y, eps=0.1)
+    >>> value, grad = semidual_ot_objective(np.zeros(3), X, Y, epsilon=0.1)
     >>> round(value, 12), float(np.abs(grad).max())
     (0.0, 0.0)
     """
-    Y, b, eps = _ot_inputs(Y, b, eps)
-    X, a = _source_inputs(X, a, Y.shape[1])
-    v = np.asarray(v, dtype=np.float64)
-    y2 = np.sum(Y * Y, axis=1)
-    log_b = np.log(b)
-    value = float(b @ v)
-    grad = b.copy()
-    for r0 in range(0, X.shape[0], block_size):
-        u, plan = _ctransform(v, X[r0:r0 + block_size], Y, y2, log_b, eps)
-        ar = a[r0:r0 + block_size]
-        value += float(ar @ u)
-        grad -= ar @ plan
-    return value, grad
+    eps = _epsilon(epsilon, eps)
+    xp = array_namespace(v, X, Y, a, b)
+    Y, b = _ot_inputs(Y, b, xp)
+    X, a = _source_inputs(X, a, Y.shape[1], xp, Y.dtype)
+    v = as_float_array(v, xp, "v", ndim=1, dtype=Y.dtype)
+    block_size = check_int(block_size, "block_size", minimum=1)
+    value, grad = _objective(v, X, Y, a, b, eps, block_size, xp)
+    return to_float(value), grad
 
 
-def semidual_ot(X, Y, *, eps, a=None, b=None, method="safe-kl", rho=0.01, batch_size=32,
-                target_batch_size=32, epochs=None, maxiter=None, lr=1.0, shift_lr=1.0,
-                average=0.5, x0=None, rng=None, callback=None, progress=False, block_size=1024):
+def semidual_ot(X, Y, *, epsilon=None, a=None, b=None, method="safe-kl", rho=0.01,
+                batch_size=32, target_batch_size=32, epochs=None, maxiter=None, lr=1.0,
+                shift_lr=1.0, average=0.5, x0=None, rng=None, callback=None, progress=False,
+                block_size=1024, backend="auto", eps=None):
     r"""Entropic OT from a source (sample or sampler) to a discrete target, semi-dual.
 
     Maximizes the semi-dual :math:`H(v)` of Genevay et al. (2016) over the target
@@ -165,8 +197,8 @@ def semidual_ot(X, Y, *, eps, a=None, b=None, method="safe-kl", rho=0.01, batch_
         Source sample, or ``sampler(rng, size) -> (size, d)`` (``"sgd"`` only).
     Y : array, shape (m, d)
         Target points.
-    eps : float
-        Entropic regularisation (in units of the cost).
+    epsilon : float
+        Entropic regularisation (in units of the cost; ``eps`` is a deprecated alias).
     a, b : arrays, optional
         Source / target weights (uniform by default).
     method : {"safe-kl", "sgd", "lbfgs"}
@@ -190,11 +222,16 @@ def semidual_ot(X, Y, *, eps, a=None, b=None, method="safe-kl", rho=0.01, batch_
         Initial potentials (zeros).
     rng : None, int or numpy.random.Generator
     callback : callable, optional
-        ``callback(intermediate_result)`` with ``x`` (current potentials) and ``nit``;
-        ``StopIteration`` stops.
+        ``callback(intermediate_result)`` with ``x`` (the potentials returned so far, an
+        array of the input namespace) and ``nit``; ``StopIteration`` stops the run
+        (``success=False``, status 99).
     progress : bool
     block_size : int
         Row block for the exact passes.
+    backend : {"auto", "numpy", "numba", "cupy"}, optional
+        Where the scatter of the stochastic updates runs (``"auto"`` follows the inputs:
+        numpy, CuPy, or the generic code on any other namespace, whose scatter is a
+        one-hot product costing ``O(m)`` per sampled target).
 
     Returns
     -------
@@ -202,7 +239,10 @@ def semidual_ot(X, Y, *, eps, a=None, b=None, method="safe-kl", rho=0.01, batch_
         ``x`` (target potentials ``v``, defined up to an additive constant), ``u`` (the
         c-transform at the source sample, arrays only), ``fun`` (exact semi-dual value at
         ``x`` for a finite source: the entropic OT cost at the optimum), ``nit``,
-        ``nfev`` (cost entries evaluated), ``success``, ``message``.
+        ``nfev`` (cost entries evaluated), ``x_last``, ``success``, ``status``,
+        ``message`` (shared contract: a stochastic run that spends its budget succeeds with
+        status ``MAXITER``; non-finite potentials end it with ``NONFINITE``, the last
+        finite iterate returned; L-BFGS reports ``CONVERGED`` or ``MAXITER``).
 
     Raises
     ------
@@ -214,7 +254,11 @@ def semidual_ot(X, Y, *, eps, a=None, b=None, method="safe-kl", rho=0.01, batch_
     The optimal plan is :math:`\pi_{ij} = a_i b_j e^{(u_i + v_j - C_{ij})/\varepsilon}`,
     the same plan as POT's ``ot.sinkhorn(a, b, M, eps)`` (whose entropy term differs by a
     constant); POT's dual potential :math:`g = \varepsilon\log v_{\mathrm{POT}}` equals
-    ``x + eps * log(b)`` up to a constant. Runs on numpy arrays.
+    ``x + epsilon * log(b)`` up to a constant. Runs on any Array API namespace: inputs
+    in array_api_strict or cupy give results in the same namespace (the minibatch indices
+    are drawn on the host with ``rng`` and moved over, so every namespace sees the same
+    draws; L-BFGS moves only the ``m``-vector of potentials and its gradient between
+    SciPy and the device each iteration).
 
     Examples
     --------
@@ -222,8 +266,8 @@ def semidual_ot(X, Y, *, eps, a=None, b=None, method="safe-kl", rho=0.01, batch_
     >>> from solvers.lse.applications import semidual_ot
     >>> rng = np.random.default_rng(0)
     >>> X, Y = rng.normal(size=(300, 2)), rng.normal(size=(40, 2)) + 1.0
-    >>> exact = semidual_ot(X, Y, eps=0.5, method="lbfgs")
-    >>> fast = semidual_ot(X, Y, eps=0.5, rng=0)
+    >>> exact = semidual_ot(X, Y, epsilon=0.5, method="lbfgs")
+    >>> fast = semidual_ot(X, Y, epsilon=0.5, rng=0)
     >>> bool(exact.fun - fast.fun < 1e-3 * exact.fun)   # semi-dual values
     True
     >>> bool(np.std(fast.x - exact.x) < 0.1 * np.std(exact.x))   # potentials, up to a constant
@@ -236,120 +280,205 @@ def semidual_ot(X, Y, *, eps, a=None, b=None, method="safe-kl", rho=0.01, batch_
     .. [2] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
        optimization of LogSumExp", arXiv:2509.24894, 2025.
     """
-    from .._lib.rng import check_rng
-
+    eps = _epsilon(epsilon, eps)
     method = check_choice(method, ("safe-kl", "sgd", "lbfgs"), "method")
-    Y, b, eps = _ot_inputs(Y, b, eps)
-    m, d = Y.shape
     sampler = callable(X)
     if sampler and method != "sgd":
         raise ValueError("a sampler source needs method='sgd' (safe-kl keeps one shift per "
                          "source point; lbfgs needs the whole sample)")
-    if not sampler:
-        X, a = _source_inputs(X, a, d)
-        n = X.shape[0]
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     target_batch_size = check_int(target_batch_size, "target_batch_size", minimum=1)
     block_size = check_int(block_size, "block_size", minimum=1)
-    v = np.zeros(m) if x0 is None else np.array(as_float_array(x0, np, "x0", ndim=1),
-                                                  dtype=np.float64)
-    if v.shape[0] != m:
-        raise ValueError(f"x0 must have shape ({m},), got {v.shape}")
-    y2 = np.sum(Y * Y, axis=1)
-    log_b = np.log(b)
-
-    def finish(v, nit, nfev, success=True, status=0, message="done", **extra):
-        res = OptimizeResult(x=v, nit=nit, nfev=nfev, success=success, status=status,
-                             message=message, method=method, **extra)
-        if not sampler:
-            res.fun, _ = semidual_ot_objective(v, X, Y, eps=eps, a=a, b=b,
-                                               block_size=block_size)
-            res.u = np.concatenate([_ctransform(v, X[r:r + block_size], Y, y2, log_b, eps)[0]
-                                    for r in range(0, n, block_size)])
-        return res
-
+    P = _setup(X, Y, a, b, x0, eps, block_size, backend, sampler)
+    P.method, P.callback = method, callback
     if method == "lbfgs":
-        opts = {"maxiter": 1000 if maxiter is None else check_int(maxiter, "maxiter",
-                                                                  minimum=1),
-                "gtol": 1e-12, "ftol": 1e-15}
-        counter = [0]
+        iters = 1000 if maxiter is None else check_int(maxiter, "maxiter", minimum=1)
+        return _lbfgs(P, iters)
+    P.lr, P.shift_lr = check_positive(lr, "lr"), check_positive(shift_lr, "shift_lr")
+    P.rho = _check_rho(rho) if method == "safe-kl" else None
+    P.batch_size, P.target_batch_size = batch_size, target_batch_size
+    P.gen = check_rng(rng)
+    P.maxiter = _budget(P, method, epochs, maxiter, sampler)
+    if average is not None and not 0 <= average < 1:
+        raise ValueError(f"average must be None or a fraction in [0, 1), got {average!r}")
+    P.avg_start = None if average is None else int(average * P.maxiter)
+    with Progress(P.maxiter, desc=f"semidual_ot[{method}]", enabled=progress) as bar:
+        return _stochastic(P, bar)
 
-        def neg(vv):
-            counter[0] += 1
-            val, grad = semidual_ot_objective(vv, X, Y, eps=eps, a=a, b=b,
-                                              block_size=block_size)
-            return -val, -grad
 
-        res = scipy_minimize(neg, v, jac=True, method="L-BFGS-B", options=opts,
-                             callback=None if callback is None else
-                             (lambda xk: callback(OptimizeResult(x=xk))))
-        return finish(res.x, res.nit, counter[0] * n * m, bool(res.success), res.status,
-                      str(res.message))
+class _Problem:
+    """Validated arrays (computing namespace) and the options of one run."""
 
-    lr = check_positive(lr, "lr")
+
+def _setup(X, Y, a, b, x0, eps, block_size, backend, sampler):
+    P = _Problem()
+    xp_in = array_namespace(*((Y, b, x0) if sampler else (X, Y, a, b, x0)))
+    P.be = be = resolve_backend(backend, xp_in)
+    P.xp = xp = be.xp
+    Y, b = _ot_inputs(be.to_device(Y), be.to_device(b), xp)
+    P.Y, P.b, P.eps, P.block_size, P.sampler = Y, b, eps, block_size, sampler
+    P.m, P.d = Y.shape
+    if sampler:
+        P.X, P.a, P.n = X, None, None
+    else:
+        P.X, P.a = _source_inputs(be.to_device(X), be.to_device(a), P.d, xp, Y.dtype)
+        P.n = P.X.shape[0]
+    if x0 is None:
+        P.v0 = xp.zeros((P.m,), dtype=Y.dtype)
+    else:
+        P.v0 = xp.asarray(as_float_array(be.to_device(x0), xp, "x0", ndim=1, dtype=Y.dtype),
+                          copy=True)
+        if P.v0.shape[0] != P.m:
+            raise ValueError(f"x0 must have shape ({P.m},), got {tuple(P.v0.shape)}")
+    P.y2 = xp.sum(Y * Y, axis=1)
+    P.log_b = xp.log(b)
+    # index samplers on the host (explicit copies of the two weight vectors, once)
+    P.cdf_b = np.cumsum(to_host(b).astype(np.float64))
+    P.cdf_a = None if sampler else np.cumsum(to_host(P.a).astype(np.float64))
+    return P
+
+
+def _budget(P, method, epochs, maxiter, sampler):
+    if maxiter is not None:
+        return check_int(maxiter, "maxiter", minimum=1)
     if method == "safe-kl":
-        rho = _check_rho(rho)
-    gen = check_rng(rng)
-    if maxiter is None:
-        if method == "safe-kl":
-            pairs = n * m
-            per_step = batch_size * target_batch_size
-            maxiter = max(1, int(round((50 if epochs is None else epochs) * pairs / per_step)))
+        per_step = P.batch_size * P.target_batch_size
+        n_ep = 50 if epochs is None else check_positive(epochs, "epochs")
+        return max(1, int(round(n_ep * P.n * P.m / per_step)))
+    size = 1000 if sampler else P.n
+    n_ep = 20 if epochs is None else check_positive(epochs, "epochs")
+    return max(1, int(round(n_ep * size / P.batch_size)))
+
+
+def _draw(P, cdf, size):
+    """Inverse-CDF indices on the host (O(size log n)), and their device copy."""
+    idx = np.minimum(np.searchsorted(cdf, P.gen.random(size), side="right"), len(cdf) - 1)
+    return idx, P.xp.asarray(idx)
+
+
+def _dup_weights(idx, xp, dtype):
+    """``1 / multiplicity`` of each drawn index: a scatter-add then averages duplicates."""
+    _, inv, counts = np.unique(idx, return_inverse=True, return_counts=True)
+    return xp.asarray(1.0 / counts[inv], dtype=dtype)
+
+
+def _sgd_step(P, v):
+    xp = P.xp
+    if P.sampler:
+        Xb = xp.asarray(P.X(P.gen, P.batch_size), dtype=P.Y.dtype)
+    else:
+        Xb = xp.take(P.X, _draw(P, P.cdf_a, P.batch_size)[1], axis=0)
+    _, plan = _ctransform(v, Xb, P.Y, P.y2, P.log_b, P.eps, xp)
+    return v + P.lr * P.eps * (1.0 - xp.mean(plan, axis=0) / P.b)
+
+
+def _safe_kl_step(P, v, s, seen, scatter):
+    """Doubly stochastic Safe-KL step on (v, s); ``seen`` is the host mask of visited i."""
+    xp, dtype = P.xp, P.Y.dtype
+    I, Id = _draw(P, P.cdf_a, P.batch_size)
+    J, Jd = _draw(P, P.cdf_b, P.target_batch_size)
+    YJ = xp.take(P.Y, Jd, axis=0)
+    phi = (xp.take(v, Jd)[None, :]
+           - _sq_cost(xp.take(P.X, Id, axis=0), YJ, xp.take(P.y2, Jd), xp)) / P.eps
+    fresh = xp.asarray(~seen[I])
+    seen[I] = True
+    s_old = xp.take(s, Id)
+    # first visit: start at the batch estimate of the shift
+    init = logsumexp(phi, axis=1) - math.log(len(J)) + math.log1p(-P.rho)
+    s_I = xp.where(fresh, init, s_old)
+    w, _ = KERNELS.get("terms", P.be, generic=_terms_xp)(phi, s_I[:, None], P.rho)
+    # each sampled coordinate moves by its own batch mean (duplicates averaged): the
+    # expected step of v_j is lr eps P(j sampled) (E_i w_ij - 1), a diagonally rescaled
+    # gradient step with the same fixed point
+    dv = -P.lr * P.eps * (xp.mean(w, axis=0) - 1.0) * _dup_weights(J, xp, dtype)
+    ds = (s_I - s_old - P.shift_lr * (1.0 - xp.mean(w, axis=1))) * _dup_weights(I, xp, dtype)
+    return scatter(v, Jd, dv), scatter(s, Id, ds)
+
+
+def _scatter_xp(v, idx, vals):
+    """Generic twin of ``scatter_add``: a one-hot product, ``O(len(v) len(idx))``."""
+    xp = array_namespace(v, vals)
+    hit = idx[:, None] == xp.arange(v.shape[0], dtype=idx.dtype)[None, :]
+    return v + xp.sum(xp.where(hit, vals[:, None], xp.zeros_like(vals)[:, None]), axis=0)
+
+
+def _stochastic(P, bar):
+    xp = P.xp
+    v, s = P.v0, None
+    seen = None
+    if P.method == "safe-kl":
+        s = xp.zeros((P.n,), dtype=P.Y.dtype)
+        seen = np.zeros(P.n, dtype=bool)
+    scatter = KERNELS.get("scatter_add", P.be, generic=_scatter_xp)
+    v_avg, n_avg, good = None, 0, (xp.asarray(v, copy=True), None, 0)
+    status, message, nit = Status.MAXITER, None, 0
+    for k in range(P.maxiter):
+        if P.method == "sgd":
+            v = _sgd_step(P, v)
         else:
-            size = 1000 if sampler else n
-            maxiter = max(1, int(round((20 if epochs is None else epochs) * size / batch_size)))
-    maxiter = check_int(maxiter, "maxiter", minimum=1)
-    avg_start = None if average is None else int(average * maxiter)
-    v_avg, n_avg = None, 0
-    status, message = 0, "maximum number of iterations reached"
-    if method == "safe-kl":
-        s = np.zeros(n)
-        seen = np.zeros(n, dtype=bool)
-        log_rho = math.log(rho)
-    cdf_b = np.cumsum(b)
-    cdf_a = None if sampler else np.cumsum(a)
-
-    def draw(cdf, size):  # inverse-CDF sampling: O(size log n), no O(n) set-up per call
-        return np.minimum(np.searchsorted(cdf, gen.random(size), side="right"), len(cdf) - 1)
-    k = -1
-    with Progress(maxiter, desc=f"semidual_ot[{method}]", enabled=progress) as bar:
-        for k in range(maxiter):
-            if method == "sgd":
-                if sampler:
-                    Xb = np.asarray(X(gen, batch_size), dtype=np.float64)
-                    ab = np.full(Xb.shape[0], 1.0 / Xb.shape[0])
-                else:
-                    I = draw(cdf_a, batch_size)
-                    Xb, ab = X[I], np.full(batch_size, 1.0 / batch_size)
-                _, plan = _ctransform(v, Xb, Y, y2, log_b, eps)
-                v = v + lr * eps * (1.0 - (ab @ plan) / b)
-            else:
-                I = draw(cdf_a, batch_size)
-                J = draw(cdf_b, target_batch_size)
-                phi = (v[J][None, :] - _sq_cost(X[I], Y[J], y2[J])) / eps
-                fresh = ~seen[I]
-                if np.any(fresh):  # first visit: start at the batch estimate of the shift
-                    init = logsumexp(phi[fresh], axis=1) - math.log(len(J)) + math.log1p(-rho)
-                    s[I[fresh]] = init
-                    seen[I[fresh]] = True
-                w, _ = safe_kl_terms(phi, s[I][:, None], rho)
-                # step each sampled coordinate by its own batch mean (duplicates averaged):
-                # the expected step of v_j is lr eps P(j sampled) (E_i w_ij - 1), a
-                # diagonally rescaled gradient step with the same fixed point
-                uj, inv = np.unique(J, return_inverse=True)
-                v[uj] -= lr * eps * (np.bincount(inv, weights=np.mean(w, axis=0) - 1.0)
-                                     / np.bincount(inv))
-                ui, inv = np.unique(I, return_inverse=True)
-                s[ui] -= shift_lr * (np.bincount(inv, weights=1.0 - np.mean(w, axis=1))
-                                     / np.bincount(inv))
-            if avg_start is not None and k >= avg_start:
-                n_avg += 1
-                v_avg = v.copy() if v_avg is None else v_avg + (v - v_avg) / n_avg
-            bar.update(1)
-            if call_callback(callback, x=v if v_avg is None else v_avg, x_last=v, nit=k + 1):
-                status, message = STOPPED_BY_CALLBACK
+            v, s = _safe_kl_step(P, v, s, seen, scatter)
+        if P.avg_start is not None and k >= P.avg_start:
+            n_avg += 1
+            v_avg = xp.asarray(v, copy=True) if v_avg is None else v_avg + (v - v_avg) / n_avg
+        nit = k + 1
+        if nit % CHECK_EVERY == 0 or nit == P.maxiter:
+            if not bool(xp.all(xp.isfinite(v))):
+                v, v_avg, nit = good
+                status = Status.NONFINITE
+                message = (f"non-finite potentials after a step in ({nit}, {k + 1}]; the "
+                           f"returned x is the iterate after step {nit}")
                 break
-    nit = k + 1
-    per = batch_size * (m if method == "sgd" else target_batch_size)
-    return finish(v if v_avg is None else v_avg, nit, nit * per,
-                  status in (0, STOPPED_BY_CALLBACK[0]), status, message, x_last=v)
+            good = (xp.asarray(v, copy=True), v_avg, nit)
+        bar.update(1)
+        ret = v if v_avg is None else v_avg
+        if P.callback is not None and call_callback(
+                P.callback, x=P.be.to_input(xp.asarray(ret, copy=True)), nit=nit):
+            status = Status.CALLBACK
+            break
+    per = P.batch_size * (P.m if P.method == "sgd" else P.target_batch_size)
+    return _finish(P, v if v_avg is None else v_avg, nit, nit * per, status, message,
+                   x_last=P.be.to_input(v))
+
+
+def _lbfgs(P, iters):
+    """L-BFGS (SciPy, on the host) on the exact semi-dual evaluated in the namespace."""
+    xp, counter = P.xp, [0]
+
+    def neg(vv):
+        counter[0] += 1
+        val, grad = _objective(xp.asarray(vv, dtype=P.Y.dtype), P.X, P.Y, P.a, P.b, P.eps,
+                               P.block_size, xp)
+        return -to_float(val), -np.asarray(to_host(grad), dtype=np.float64)
+
+    cb = None
+    if P.callback is not None:
+        def cb(intermediate_result):
+            x = P.be.to_input(xp.asarray(intermediate_result.x, dtype=P.Y.dtype))
+            if call_callback(P.callback, x=x, nit=getattr(intermediate_result, "nit", None)):
+                raise StopIteration
+
+    res = scipy_minimize(neg, np.asarray(to_host(P.v0), dtype=np.float64), jac=True,
+                         method="L-BFGS-B", callback=cb,
+                         options={"maxiter": iters, "gtol": 1e-12, "ftol": 1e-15})
+    if res.status == 99:
+        status, success = Status.CALLBACK, False
+    else:
+        status = Status.CONVERGED if res.success else Status.MAXITER
+        success = bool(res.success)
+    v = xp.asarray(res.x, dtype=P.Y.dtype)
+    return _finish(P, v, res.nit, counter[0] * P.n * P.m, status, str(res.message),
+                   success=success)
+
+
+def _finish(P, v, nit, nfev, status, message, success=None, **extra):
+    xp, be = P.xp, P.be
+    if status == Status.MAXITER and success is None:
+        success = True  # a fixed-budget stochastic run that spent its budget
+    fields = dict(x=be.to_input(v), nit=nit, nfev=nfev, method=P.method, **extra)
+    if not P.sampler:
+        value, _ = _objective(v, P.X, P.Y, P.a, P.b, P.eps, P.block_size, xp)
+        fields["fun"] = to_float(value)
+        u = [_ctransform(v, P.X[r:min(r + P.block_size, P.n), ...], P.Y, P.y2, P.log_b,
+                         P.eps, xp)[0] for r in range(0, P.n, P.block_size)]
+        fields["u"] = be.to_input(xp.concat(u) if len(u) > 1 else u[0])
+    return make_result(status, success=success, message=message, **fields)
