@@ -413,10 +413,11 @@ def _stochastic(P, bar):
     v_avg, n_avg, good = None, 0, (xp.asarray(v, copy=True), None, 0)
     status, message, nit = Status.MAXITER, None, 0
     for k in range(P.maxiter):
-        if P.method == "sgd":
-            v = _sgd_step(P, v)
-        else:
-            v, s = _safe_kl_step(P, v, s, seen, scatter)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked below, explicitly
+            if P.method == "sgd":
+                v = _sgd_step(P, v)
+            else:
+                v, s = _safe_kl_step(P, v, s, seen, scatter)
         if P.avg_start is not None and k >= P.avg_start:
             n_avg += 1
             v_avg = xp.asarray(v, copy=True) if v_avg is None else v_avg + (v - v_avg) / n_avg
