@@ -152,3 +152,65 @@ def test_semidual_nonfinite_is_reported():
     res = semidual_ot(X, Y, epsilon=0.5, method="sgd", maxiter=40, rng=0, lr=1e308)
     assert res.status == Status.NONFINITE and not res.success
     assert np.isfinite(res.x).all()
+
+
+# --- CuPy (run by gpu/check.py and on any machine with a usable GPU) ------------------------
+
+def _cupy():
+    import os
+
+    from solvers._lib.backend import gpu_available
+
+    if not (os.environ.get("SOLVERS_TEST_CUPY") == "1" or gpu_available()):
+        pytest.skip("no usable GPU")
+    import cupy
+
+    return cupy
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", sorted(SPECIAL))
+def test_cupy_kernels_match_generic(case, dtype):
+    cp = _cupy()
+    be = resolve_backend("cupy", cp)
+    values = cp.asarray(SPECIAL[case].astype(dtype))
+    jac = cp.asarray(np.random.default_rng(1).normal(size=(values.size, 3)).astype(dtype))
+    s, rho = cp.asarray(1.5, dtype=dtype), 0.05
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        got = KERNELS.get("step_terms", be)(values, jac, s, rho)
+        ref = step_terms_generic(values, jac, s, rho)
+        for g, r in zip(got, ref):
+            _close(cp.asnumpy(g), cp.asnumpy(r), dtype)
+        for g, r in zip(KERNELS.get("terms", be)(values, s, rho), _terms_xp(values, s, rho)):
+            _close(cp.asnumpy(g), cp.asnumpy(r), dtype)
+    idx = cp.asarray(np.array([0, 2, 2], dtype=np.int64))
+    vals = cp.asarray(np.array([1.0, np.inf, -2.0], dtype=dtype))
+    v = cp.arange(4, dtype=dtype)
+    np.testing.assert_array_equal(cp.asnumpy(KERNELS.get("scatter_add", be)(v.copy(), idx, vals)),
+                                  cp.asnumpy(_scatter_xp(v.copy(), idx, vals)))
+
+
+@pytest.mark.gpu
+def test_cupy_loop_never_synchronises():
+    """Steps after the first (which sets the shift) run with device syncs forbidden."""
+    cp = _cupy()
+    import cupyx
+
+    from solvers.lse import _safe_kl_solver as solver
+    from solvers.lse.safe_kl import _configure
+
+    data = cp.asarray(np.random.default_rng(0).normal(size=(4096, 8)))
+    cfg, x, s, source = _configure(
+        lambda x, b: (b @ x, b), cp.zeros(8), data, rho=0.01, batch_size=256, epochs=None,
+        maxiter=100, estimator="safe-kl", optimizer="adam", lr=0.01, betas=(0.9, 0.999),
+        s0=None, average=0.5, epoch_size=None, rng=0, callback=None, diagnose=False,
+        backend="auto")
+    st = solver.State(x, s, cfg)
+    solver.step(st, 0, cfg, source)
+    with cupyx.allow_synchronize(False):
+        for k in range(1, 15):
+            _, rho_k = solver.step(st, k, cfg, source)
+            solver.record(st, cfg, rho_k)
+    assert solver.check(st, cfg) and st.nit == 15

@@ -479,6 +479,19 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
     .. [1] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
        optimization of LogSumExp", arXiv:2509.24894, 2025.
     """
+    cfg, x, s, source = _configure(
+        phi, x0, data, rho=rho, batch_size=batch_size, epochs=epochs, maxiter=maxiter,
+        estimator=estimator, optimizer=optimizer, lr=lr, betas=betas, s0=s0,
+        average=average, epoch_size=epoch_size, rng=rng, callback=callback,
+        diagnose=diagnose, backend=backend)
+    with Progress(cfg.maxiter, desc=f"minimize_logsumexp[{cfg.estimator}]",
+                  enabled=progress) as bar:
+        return _solver.run(cfg, x, s, source, bar)
+
+
+def _configure(phi, x0, data, *, rho, batch_size, epochs, maxiter, estimator, optimizer,
+               lr, betas, s0, average, epoch_size, rng, callback, diagnose, backend):
+    """Validate the options of :func:`minimize_logsumexp`: ``(cfg, x, s, source)``."""
     if not callable(phi):
         raise TypeError("phi must be callable: phi(x, batch) -> (values, jac)")
     cfg = _Config(phi=phi, callback=callback)
@@ -513,9 +526,7 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
     steps_per_epoch = cfg.epoch_terms // cfg.batch_size if (n or epoch_size) else None
     cfg.window = max(1, steps_per_epoch or cfg.record_every)
     s = None if s0 is None else xpc.asarray(float(s0), dtype=x.dtype)
-    with Progress(cfg.maxiter, desc=f"minimize_logsumexp[{cfg.estimator}]",
-                  enabled=progress) as bar:
-        return _solver.run(cfg, x, s, source, bar)
+    return cfg, x, s, source
 
 
 class _Config:
