@@ -109,12 +109,16 @@ def test_kl_dro_on_dask_matches_memory_with_one_partition_and_checks_lazily():
     bad[1100] = 2.0  # in the last partition only: found when that partition is read
     with pytest.raises(ValueError, match="^y must hold binary labels"):
         kl_dro(da.from_array(X, chunks=(300, -1)), da.from_array(bad, chunks=300), **kw)
+    with pytest.raises(ValueError, match="diagnose"):
+        kl_dro(da.from_array(X), da.from_array(y), lam=0.5, options={"diagnose": False})
     with pytest.raises(ValueError, match="lbfgs"):
         kl_dro(da.from_array(X), da.from_array(y), lam=0.5, method="lbfgs")
     with pytest.raises(ValueError, match="same partitions"):
         minimize_logsumexp(lambda x, b: b, np.zeros(3), (da.from_array(X, chunks=(300, -1)),
                                                           da.from_array(y, chunks=400)),
                            maxiter=2)
+    with pytest.raises(TypeError, match="^X and y: give only dask"):
+        kl_dro(da.from_array(X), y, lam=0.5)
     with pytest.raises(TypeError, match="only dask"):
         minimize_logsumexp(lambda x, b: b, np.zeros(3), (da.from_array(X), y), maxiter=2)
 

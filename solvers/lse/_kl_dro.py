@@ -244,7 +244,9 @@ def kl_dro(X, y, *, lam=1.0, loss="squared", l2=0.0, method="safe-kl", x0=None, 
     maxiter : int, optional
         Steps (overrides ``epochs``); L-BFGS iterations for ``"lbfgs"`` (default 2000).
     options : dict, optional
-        Further options for :func:`solvers.minimize_logsumexp`, or for SciPy's L-BFGS-B.
+        Further options for :func:`solvers.minimize_logsumexp` (``diagnose=False`` skips
+        the reliability check; the exact objective is then computed separately, which
+        dask inputs do not allow), or for SciPy's L-BFGS-B.
 
     Returns
     -------
@@ -282,11 +284,14 @@ def kl_dro(X, y, *, lam=1.0, loss="squared", l2=0.0, method="safe-kl", x0=None, 
     lam = check_positive(lam, "lam")
     l2 = check_positive(l2, "l2", strict=False)
     options = dict(options or {})
-    if is_partitioned((X, y)):
+    if is_partitioned((X, y), "X and y"):
         X, y, xp, d = _partitioned_inputs(X, y, loss)
         if method == "lbfgs":
             raise ValueError("method='lbfgs' needs in-memory numpy X and y, not dask "
                              "collections; use method='safe-kl'")
+        if options.get("diagnose", True) is not True:
+            raise ValueError("options: diagnose=False with dask X, y -- kl_dro needs the "
+                             "end-of-run pass over the partitions for its exact objective")
     else:
         X, y, xp = _inputs(X, y, x0, loss)
         d = X.shape[1]

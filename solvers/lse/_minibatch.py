@@ -37,12 +37,13 @@ def _is_dask_collection(obj):
     return module.split(".")[0] == "dask" and hasattr(obj, "npartitions")
 
 
-def is_partitioned(data):
+def is_partitioned(data, name="data"):
     """True when ``data`` (or every member of a tuple ``data``) is a dask collection."""
     items = data if isinstance(data, tuple) else (data,)
     flags = [_is_dask_collection(d) for d in items]
     if any(flags) and not all(flags):
-        raise TypeError("data: a tuple must hold only dask collections or only arrays")
+        raise TypeError(f"{name}: give only dask collections or only in-memory arrays, "
+                        "not a mix")
     return bool(flags) and all(flags)
 
 
