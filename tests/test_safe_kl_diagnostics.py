@@ -188,3 +188,61 @@ def test_callback_gets_arrays_and_stop_is_not_success(xp):
                              maxiter=50, batch_size=16, rng=0, callback=cb)
     assert not res.success and res.status == 99 and res.nit == 3
     assert all(type(r.x) is type(xp.asarray(a)) for r in seen)
+
+
+# --- bad input: a clear error naming the argument ----------------------------------------------
+
+def _bad_input_cases():
+    from solvers.lse.applications import semidual_ot
+
+    a, phi = _quadratic(100)
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    y = X[:, 0].copy()
+    return [
+        ("x0", lambda: minimize_logsumexp(phi, np.array([np.nan]), a, maxiter=5)),
+        ("x0", lambda: minimize_logsumexp(phi, np.zeros((1, 1)), a, maxiter=5)),
+        ("x0", lambda: minimize_logsumexp(phi, np.zeros(1) + 0j, a, maxiter=5)),
+        ("data", lambda: minimize_logsumexp(phi, np.zeros(1), np.zeros(0), maxiter=5)),
+        ("batch_size", lambda: minimize_logsumexp(phi, np.zeros(1), a, maxiter=5,
+                                                  batch_size=0)),
+        ("lr", lambda: minimize_logsumexp(phi, np.zeros(1), a, maxiter=5, lr=0)),
+        ("epochs", lambda: minimize_logsumexp(phi, np.zeros(1), a, epochs=0)),
+        ("rho", lambda: minimize_logsumexp(phi, np.zeros(1), a, maxiter=5,
+                                           rho=lambda k: 2.0)),
+        ("betas", lambda: minimize_logsumexp(phi, np.zeros(1), a, maxiter=5, betas=(1, 0))),
+        ("X", lambda: kl_dro(X * np.nan, y)),
+        ("X", lambda: kl_dro(X[:0], y[:0])),
+        ("X", lambda: kl_dro(X + 0j, y)),
+        ("lam", lambda: kl_dro(X, y, lam=0)),
+        ("y", lambda: kl_dro(X, y[:, None])),
+        ("x0", lambda: kl_dro(X, y, x0=np.zeros(5))),
+        ("x0", lambda: kl_dro(X, y, x0=np.full(2, np.inf))),
+        ("rho", lambda: kl_dro(X, y, rho=1.0)),
+        ("epsilon", lambda: semidual_ot(X, X, epsilon=0)),
+        ("X", lambda: semidual_ot(X[:0], X, epsilon=1.0)),
+        ("Y", lambda: semidual_ot(X, X[:0], epsilon=1.0)),
+        ("Y", lambda: semidual_ot(X, X * np.nan, epsilon=1.0)),
+        ("x0", lambda: semidual_ot(X, X, epsilon=1.0, x0=np.zeros(3))),
+        ("x0", lambda: semidual_ot(X, X, epsilon=1.0, x0=np.full(50, np.nan))),
+        ("a", lambda: semidual_ot(X, X, epsilon=1.0, a=-np.ones(50))),
+        ("average", lambda: semidual_ot(X, X, epsilon=1.0, average="a")),
+        ("rho", lambda: safe_logsumexp(np.zeros(3), 0.0)),
+        ("a", lambda: safe_logsumexp(np.zeros(3) + 1j, 0.1)),
+    ]
+
+
+def test_bad_input_names_the_argument():
+    for name, call in _bad_input_cases():
+        with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
+            call()
+
+
+def test_float16_and_integer_inputs_work():
+    a, phi = _quadratic(300)
+    res = minimize_logsumexp(phi, np.zeros(1, dtype=np.float16), a, maxiter=20, rng=0)
+    assert res.x.dtype == np.float32 and np.isfinite(res.x).all()
+    X, y = dro_dataset(500, 3, "squared", rng=2)
+    r16 = kl_dro(X.astype(np.float16), y, lam=20.0, epochs=1, rng=0)
+    assert r16.x.dtype == np.float32 and np.isfinite(r16.fun)
+    rint = kl_dro(np.round(X).astype(int), y, lam=20.0, epochs=1, rng=0)
+    assert rint.x.dtype == np.float64 and np.isfinite(rint.fun)

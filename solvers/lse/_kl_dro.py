@@ -300,6 +300,7 @@ def kl_dro(X, y, *, lam=1.0, loss="squared", l2=0.0, method="safe-kl", x0=None, 
         as_float_array(x0, xp, "x0", ndim=1, dtype=dtype)
     if theta0.shape[0] != d:
         raise ValueError(f"x0 must have shape ({d},), got {tuple(theta0.shape)}")
+    check_finite(theta0, xp, "x0")
     if method == "lbfgs":
         if maxiter is not None:
             options.setdefault("maxiter", check_int(maxiter, "maxiter", minimum=1))
@@ -349,6 +350,11 @@ def _check_labels(y, xp):
 def _inputs(X, y, x0, loss):
     xp = array_namespace(X, y, x0)
     X = as_float_array(X, xp, "X", ndim=2)
+    if X.dtype == xp.float16:  # promoted: the kernels and the accuracy need float32
+        X = xp.astype(X, xp.float32)
+    if X.shape[0] == 0:
+        raise ValueError("X must hold at least one row, got shape "
+                         f"{tuple(X.shape)}")
     y = as_float_array(y, xp, "y", ndim=1, dtype=X.dtype)
     check_finite(X, xp, "X")
     check_finite(y, xp, "y")

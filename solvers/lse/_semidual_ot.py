@@ -21,7 +21,7 @@ from .._lib.validation import (as_float_array, check_choice, check_finite, check
                                check_positive)
 from ._safe_kl_kernels import KERNELS
 from .logsumexp import logsumexp
-from .safe_kl import _check_rho, _terms_xp
+from .safe_kl import _check_average, _check_rho, _terms_xp
 
 __all__ = ["semidual_ot", "semidual_ot_objective"]
 
@@ -48,6 +48,12 @@ def _sq_cost(Xb, Y, y2, xp):
     return xp.maximum(C, xp.zeros_like(C))
 
 
+def _rows(A, name):
+    if A.shape[0] == 0:
+        raise ValueError(f"{name} must hold at least one point, got shape {tuple(A.shape)}")
+    return A
+
+
 def _weights(w, k, xp, dtype, name):
     if w is None:
         return xp.full((k,), 1.0 / k, dtype=dtype)
@@ -58,13 +64,15 @@ def _weights(w, k, xp, dtype, name):
 
 
 def _ot_inputs(Y, b, xp):
-    Y = as_float_array(Y, xp, "Y", ndim=2)
+    Y = _rows(as_float_array(Y, xp, "Y", ndim=2), "Y")
+    if Y.dtype == xp.float16:
+        Y = xp.astype(Y, xp.float32)
     check_finite(Y, xp, "Y")
     return Y, _weights(b, Y.shape[0], xp, Y.dtype, "b")
 
 
 def _source_inputs(X, a, d, xp, dtype):
-    X = as_float_array(X, xp, "X", ndim=2, dtype=dtype)
+    X = _rows(as_float_array(X, xp, "X", ndim=2, dtype=dtype), "X")
     check_finite(X, xp, "X")
     if X.shape[1] != d:
         raise ValueError(f"X must have {d} columns like Y, got shape {tuple(X.shape)}")
@@ -299,8 +307,7 @@ def semidual_ot(X, Y, *, epsilon=None, a=None, b=None, method="safe-kl", rho=0.0
     P.batch_size, P.target_batch_size = batch_size, target_batch_size
     P.gen = check_rng(rng)
     P.maxiter = _budget(P, method, epochs, maxiter, sampler)
-    if average is not None and not 0 <= average < 1:
-        raise ValueError(f"average must be None or a fraction in [0, 1), got {average!r}")
+    _check_average(average)
     P.avg_start = None if average is None else int(average * P.maxiter)
     with Progress(P.maxiter, desc=f"semidual_ot[{method}]", enabled=progress) as bar:
         return _stochastic(P, bar)
@@ -330,6 +337,7 @@ def _setup(X, Y, a, b, x0, eps, block_size, backend, sampler):
                           copy=True)
         if P.v0.shape[0] != P.m:
             raise ValueError(f"x0 must have shape ({P.m},), got {tuple(P.v0.shape)}")
+        check_finite(P.v0, xp, "x0")
     P.y2 = xp.sum(Y * Y, axis=1)
     P.log_b = xp.log(b)
     # index samplers on the host (explicit copies of the two weight vectors, once)

@@ -32,7 +32,8 @@ from .._lib.namespace import array_namespace
 from .._lib.backend import resolve_backend
 from .._lib.rng import Draws
 from .._lib.results import Progress
-from .._lib.validation import as_float_array, check_int, check_choice, check_positive
+from .._lib.validation import (as_float_array, check_choice, check_finite, check_int,
+                               check_positive)
 from . import _safe_kl_solver as _solver
 from ._minibatch import as_rows, check_rows, is_partitioned, make_source
 from ._safe_kl_kernels import KERNELS
@@ -359,7 +360,7 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
         ``phi(x, batch) -> (values, jac)`` with shapes ``(B,)`` and ``(B, p)``: the exponents
         of the batch's terms and their gradients in ``x``.
     x0 : array, shape (p,)
-        Start.
+        Start (finite; float32 stays float32, float16 is promoted to float32).
     data : array, list, tuple of arrays, dask collection, or callable
         Terms to draw minibatches from (rows of an array or list, or rows of several arrays
         with a common first axis, passed to ``phi`` as a tuple), drawn without replacement
@@ -508,12 +509,15 @@ def _configure(phi, x0, data, *, rho, batch_size, epochs, maxiter, estimator, op
     data, is_tuple, xp = _check_data(data, x0, cfg.batch_size)
     cfg.be = be = resolve_backend(backend, xp)
     xpc = be.xp
-    x = as_float_array(be.to_device(x0), xpc, "x0", ndim=1)
+    x = _no_half(as_float_array(be.to_device(x0), xpc, "x0", ndim=1), xpc)
+    check_finite(x, xpc, "x0")
     draws = Draws(rng, xpc)
     if not callable(data) and not is_partitioned(data):
         data = tuple(be.to_device(d) for d in data) if is_tuple else be.to_device(data)
     source = make_source(data, be, draws, is_tuple)
     n = source.n
+    if n == 0:
+        raise ValueError("data must hold at least one term (row), got none")
     if n is not None and cfg.batch_size > n:
         raise ValueError(f"batch_size={cfg.batch_size} is larger than the data ({n} terms)")
     if epoch_size is not None:
@@ -527,6 +531,11 @@ def _configure(phi, x0, data, *, rho, batch_size, epochs, maxiter, estimator, op
     cfg.window = max(1, steps_per_epoch or cfg.record_every)
     s = None if s0 is None else xpc.asarray(float(s0), dtype=x.dtype)
     return cfg, x, s, source
+
+
+def _no_half(x, xp):
+    """float16 is promoted to float32 (the Numba kernels and the accuracy need it)."""
+    return xp.astype(x, xp.float32) if x.dtype == xp.float16 else x
 
 
 class _Config:
