@@ -15,7 +15,7 @@ from .._lib.validation import (as_float_array, check_choice, check_finite, check
                                check_positive)
 from .logsumexp import logsumexp, softmax
 from ._minibatch import is_partitioned
-from .safe_kl import minimize_logsumexp
+from .safe_kl import _no_half, minimize_logsumexp
 
 __all__ = ["kl_dro", "kl_dro_objective", "kl_dro_losses", "dro_dataset"]
 
@@ -349,9 +349,7 @@ def _check_labels(y, xp):
 
 def _inputs(X, y, x0, loss):
     xp = array_namespace(X, y, x0)
-    X = as_float_array(X, xp, "X", ndim=2)
-    if X.dtype == xp.float16:  # promoted: the kernels and the accuracy need float32
-        X = xp.astype(X, xp.float32)
+    X = _no_half(as_float_array(X, xp, "X", ndim=2), xp)
     if X.shape[0] == 0:
         raise ValueError("X must hold at least one row, got shape "
                          f"{tuple(X.shape)}")

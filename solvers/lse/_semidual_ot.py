@@ -21,7 +21,7 @@ from .._lib.validation import (as_float_array, check_choice, check_finite, check
                                check_positive)
 from ._safe_kl_kernels import KERNELS
 from .logsumexp import logsumexp
-from .safe_kl import _check_average, _check_rho, _terms_xp
+from .safe_kl import _check_average, _check_rho, _no_half, _terms_xp
 
 __all__ = ["semidual_ot", "semidual_ot_objective"]
 
@@ -64,9 +64,7 @@ def _weights(w, k, xp, dtype, name):
 
 
 def _ot_inputs(Y, b, xp):
-    Y = _rows(as_float_array(Y, xp, "Y", ndim=2), "Y")
-    if Y.dtype == xp.float16:
-        Y = xp.astype(Y, xp.float32)
+    Y = _no_half(_rows(as_float_array(Y, xp, "Y", ndim=2), "Y"), xp)
     check_finite(Y, xp, "Y")
     return Y, _weights(b, Y.shape[0], xp, Y.dtype, "b")
 

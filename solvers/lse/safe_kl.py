@@ -535,7 +535,8 @@ def _configure(phi, x0, data, *, rho, batch_size, epochs, maxiter, estimator, op
 
 def _no_half(x, xp):
     """float16 is promoted to float32 (the Numba kernels and the accuracy need it)."""
-    return xp.astype(x, xp.float32) if x.dtype == xp.float16 else x
+    half = getattr(xp, "float16", None)  # not every namespace has it
+    return xp.astype(x, xp.float32) if half is not None and x.dtype == half else x
 
 
 class _Config:
