@@ -363,9 +363,12 @@ def _draw(P, cdf, size):
 
 
 def _dup_weights(idx, xp, dtype):
-    """``1 / multiplicity`` of each drawn index: a scatter-add then averages duplicates."""
-    _, inv, counts = np.unique(idx, return_inverse=True, return_counts=True)
-    return xp.asarray(1.0 / counts[inv], dtype=dtype)
+    """``1 / multiplicity`` of each drawn index: a scatter-add then averages duplicates.
+
+    (A batch-size square comparison on the host: cheaper than sorting for small batches.)
+    """
+    counts = np.count_nonzero(idx[:, None] == idx[None, :], axis=1)
+    return xp.asarray(1.0 / counts, dtype=dtype)
 
 
 def _sgd_step(P, v):
@@ -386,12 +389,13 @@ def _safe_kl_step(P, v, s, seen, scatter):
     YJ = xp.take(P.Y, Jd, axis=0)
     phi = (xp.take(v, Jd)[None, :]
            - _sq_cost(xp.take(P.X, Id, axis=0), YJ, xp.take(P.y2, Jd), xp)) / P.eps
-    fresh = xp.asarray(~seen[I])
-    seen[I] = True
+    fresh_host = ~seen[I]
     s_old = xp.take(s, Id)
-    # first visit: start at the batch estimate of the shift
-    init = logsumexp(phi, axis=1) - math.log(len(J)) + math.log1p(-P.rho)
-    s_I = xp.where(fresh, init, s_old)
+    s_I = s_old
+    if fresh_host.any():  # first visit: start at the batch estimate of the shift
+        seen[I] = True
+        init = logsumexp(phi, axis=1) - math.log(len(J)) + math.log1p(-P.rho)
+        s_I = xp.where(xp.asarray(fresh_host), init, s_old)
     w, _ = KERNELS.get("terms", P.be, generic=_terms_xp)(phi, s_I[:, None], P.rho)
     # each sampled coordinate moves by its own batch mean (duplicates averaged): the
     # expected step of v_j is lr eps P(j sampled) (E_i w_ij - 1), a diagonally rescaled
