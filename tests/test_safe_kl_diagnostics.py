@@ -246,3 +246,21 @@ def test_float16_and_integer_inputs_work():
     assert r16.x.dtype == np.float32 and np.isfinite(r16.fun)
     rint = kl_dro(np.round(X).astype(int), y, lam=20.0, epochs=1, rng=0)
     assert rint.x.dtype == np.float64 and np.isfinite(rint.fun)
+
+
+def test_nonfinite_on_the_full_data_is_reported():
+    """Steps see only finite values; the end-of-run pass (one call on all 400 terms here)
+    gets an infinite one: the run must not succeed."""
+    a, phi = _quadratic(400)
+
+    def phi_bad_on_the_pass(x, batch):
+        values, jac = phi(x, batch)
+        if batch.shape[0] > 16:
+            values = values.copy()
+            values[0] = np.inf
+        return values, jac
+
+    res = minimize_logsumexp(phi_bad_on_the_pass, np.zeros(1), a, maxiter=5,
+                             batch_size=16, rng=0)
+    assert not res.success and res.status == Status.NONFINITE
+    assert "full data" in res.message and res.nit == 5

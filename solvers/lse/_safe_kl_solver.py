@@ -26,8 +26,8 @@ pass its check) with a message saying why.
 """
 import math
 
-
 from .._lib.host import to_float
+from .._lib.namespace import array_namespace
 from .._lib.optim import Adam
 from .._lib.results import Status, call_callback, make_result
 from ._safe_kl_kernels import KERNELS
@@ -45,18 +45,12 @@ DIAG_CHUNK = 4096
 
 def step_terms_generic(values, jac, s, rho):
     """``(mean(w jac), mean(w), mean(h))``: the generic twin of the ``step_terms`` kernel."""
-    from .safe_kl import _terms_xp
+    from .safe_kl import _terms_xp  # safe_kl imports this module: import on use
 
     w, h = _terms_xp(values, s, rho)
-    xp = _ns(values)
+    xp = array_namespace(values)
     B = values.shape[0]
     return (w @ jac) / B, xp.mean(w), xp.mean(h)
-
-
-def _ns(a):
-    from .._lib.namespace import array_namespace
-
-    return array_namespace(a)
 
 
 def estimator_step(values, jac, s, rho, estimator, be):
@@ -164,10 +158,8 @@ def check(st, cfg):
 
 def rollback(st):
     """Return to the last iterate checked finite."""
-    st.x, st.s, st.x_avg, st.n_avg, nit_good, _ = st.good
-    first_bad = nit_good
-    st.nit = nit_good
-    return first_bad
+    st.x, st.s, st.x_avg, st.n_avg, st.nit, _ = st.good
+    return st.nit
 
 
 def record(st, cfg, rho_k):
@@ -214,18 +206,18 @@ def diagnostics(cfg, x, source, rho):
     from .safe_kl import safe_logsumexp
 
     logN = math.log(N)
-    F = float(logsumexp(v)) - logN
+    F = to_float(logsumexp(v)) - logN
     out = {"lme": F, "n_terms": N}
     if not math.isfinite(F):
         return {**out, "surrogate": float("nan"), "gap": float("nan"),
                 "kappa": float("nan"), "rho_kappa": float("nan"),
                 "capped_mass": float("nan")}
-    F2 = float(logsumexp(2.0 * v)) - logN
+    F2 = to_float(logsumexp(2.0 * v)) - logN
     kappa = math.exp(min(F2 - 2.0 * F, 700.0))
-    F_rho = float(safe_logsumexp(v, rho)) - logN
+    F_rho = to_float(safe_logsumexp(v, rho)) - logN
     capped = (v - F) > -math.log(rho)
     ninf = xp.asarray(-xp.inf, dtype=v.dtype)
-    cm = float(logsumexp(xp.where(capped, v, ninf))) - logN - F
+    cm = to_float(logsumexp(xp.where(capped, v, ninf))) - logN - F
     return {**out, "surrogate": F_rho, "gap": F - F_rho, "kappa": kappa,
             "rho_kappa": rho * kappa, "capped_mass": math.exp(cm)}
 
@@ -255,9 +247,12 @@ def finish(st, cfg, source, status, message):
         success = True
     if cfg.diagnose and st.nit and not failed:
         diag = diagnostics(cfg, st.x_ret, source, rho_last)
-        unreliable = diag is not None and cfg.estimator == "safe-kl" \
-            and not diag["rho_kappa"] < 1
-        if unreliable and status == Status.MAXITER:
+        if diag is not None and not math.isfinite(diag["lme"]):
+            status, success = Status.NONFINITE, None
+            message = (f"{NONFINITE_DETAIL} on the full data at the returned x (the "
+                       f"diagnostic pass: log-mean-exp {diag['lme']})")
+        elif diag is not None and cfg.estimator == "safe-kl" \
+                and not diag["rho_kappa"] < 1 and status == Status.MAXITER:
             success, message = False, _unreliable_message(diag, rho_last)
     h = st.history
     history = {"nit": h["nit"], "epoch": h["epoch"], "fun": _host_floats(h["fun"]),
