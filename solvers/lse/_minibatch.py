@@ -107,6 +107,9 @@ def _dask_parts(obj):
 class PartitionedRows:
     """Rows of a dask collection (or a tuple of them), read partition by partition."""
 
+    #: the diagnostic pass must not hold a value per term: it streams partials instead
+    streaming = True
+
     def __init__(self, data, is_tuple, be, draws):
         self.is_tuple, self.be, self.draws = is_tuple, be, draws
         items = data if is_tuple else (data,)

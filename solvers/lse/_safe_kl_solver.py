@@ -31,7 +31,7 @@ from .._lib.namespace import array_namespace
 from .._lib.optim import Adam
 from .._lib.results import Status, call_callback, make_result
 from ._safe_kl_kernels import KERNELS
-from .logsumexp import logsumexp, softmax
+from .logsumexp import logsumexp, logsumexp_merge, logsumexp_partial, softmax
 
 #: steps between the loop's host synchronisations (the non-finite check)
 CHECK_EVERY = 16
@@ -200,6 +200,8 @@ def diagnostics(cfg, x, source, rho):
         chunks = source.chunks(max(cfg.batch_size, DIAG_CHUNK), cfg.diag_size)
     else:
         chunks = source.chunks(max(cfg.batch_size, DIAG_CHUNK))
+    if getattr(source, "streaming", False):
+        return _streaming_diagnostics(cfg, x, chunks, rho)
     parts = [_evaluate(cfg.phi, x, batch, xp)[0] for batch in chunks]
     v = xp.concat(parts) if len(parts) > 1 else parts[0]
     N = v.shape[0]
@@ -222,14 +224,41 @@ def diagnostics(cfg, x, source, rho):
             "rho_kappa": rho * kappa, "capped_mass": math.exp(cm)}
 
 
+def _streaming_diagnostics(cfg, x, chunks, rho):
+    """Partitioned data: ``lme`` and ``kappa`` from exact (max, sum) partials merged over
+    the chunks, in memory O(chunk); ``surrogate``, ``gap`` and ``capped_mass`` (which need
+    every value at once) are None."""
+    xp = cfg.be.xp
+    m1, s1, m2, s2, N = [], [], [], [], 0
+    for batch in chunks:
+        v = _evaluate(cfg.phi, x, batch, xp)[0]
+        N += v.shape[0]
+        for ms, ss, a in ((m1, s1, v), (m2, s2, 2.0 * v)):
+            m, sm = logsumexp_partial(a)
+            ms.append(m)
+            ss.append(sm)
+    logN = math.log(N)
+    F, F2 = (_merged(ms, ss, xp) - logN for ms, ss in ((m1, s1), (m2, s2)))
+    kappa = math.exp(min(F2 - 2.0 * F, 700.0)) if math.isfinite(F) else float("nan")
+    return {"lme": F, "n_terms": N, "surrogate": None, "gap": None, "kappa": kappa,
+            "rho_kappa": rho * kappa, "capped_mass": None}
+
+
+def _merged(ms, ss, xp):
+    m, sm = logsumexp_merge(xp.stack(ms), xp.stack(ss))
+    m, sm = to_float(m), to_float(sm)
+    return m + math.log(sm) if sm > 0 else (m if m != m else -math.inf)
+
+
 def _unreliable_message(d, rho):
+    detail = "" if d["gap"] is None else (
+        f"; it lies {d['gap']:.3g} below the exact log-mean-exp there and the capped terms "
+        f"hold {100 * d['capped_mass']:.3g}% of the Gibbs mass")
     return (f"the Safe-KL surrogate is unreliable at the returned x: rho * kappa = "
             f"{d['rho_kappa']:.3g} >= 1 (kappa = E e^(2 phi) / (E e^phi)^2 = {d['kappa']:.3g} "
-            f"over {d['n_terms']} terms), so its bias bound is void; it lies "
-            f"{d['gap']:.3g} below the exact log-mean-exp there and the capped terms hold "
-            f"{100 * d['capped_mass']:.3g}% of the Gibbs mass. The exponents are heavy-tailed: "
-            f"use rho < 1/kappa = {1 / d['kappa']:.3g} or rescale phi (e.g. a larger lam "
-            f"in kl_dro)")
+            f"over {d['n_terms']} terms), so its bias bound is void{detail}. The exponents "
+            f"are heavy-tailed: use rho < 1/kappa = {1 / d['kappa']:.3g} or rescale phi "
+            f"(e.g. a larger lam in kl_dro)")
 
 
 def finish(st, cfg, source, status, message):

@@ -459,7 +459,11 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
     an epoch's last ``n % batch_size`` rows are dropped, as in memory. So a dask collection
     with one partition gives exactly the in-memory result with the same ``rng``, and the
     result never depends on the scheduler or the number of workers. At most two
-    partitions are in memory at once; the diagnostic pass keeps one float per term.
+    partitions are in memory at once, and the diagnostic pass streams exact (max, sum)
+    partials instead of keeping a value per term, so on partitioned data it reports
+    ``lme``, ``kappa`` and ``rho_kappa`` (the reliability check) and leaves
+    ``surrogate``, ``gap`` and ``capped_mass`` as None. In memory, the pass keeps one
+    float per term.
 
     Examples
     --------
