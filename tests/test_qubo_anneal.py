@@ -72,7 +72,6 @@ def test_spin_vartype():
 
 def test_bqm_input():
     dimod = pytest.importorskip("dimod")
-    rng = np.random.default_rng(4)
     bqm = dimod.generators.gnp_random_bqm(12, 0.5, "SPIN", random_state=4)
     res = minimize_qubo(bqm, n_reads=8, n_sweeps=200, rng=0)
     labels = res.variables
@@ -209,6 +208,41 @@ def test_x0_start():
 def test_bad_input(args, kwargs, exc, match):
     with pytest.raises(exc, match=match):
         minimize_qubo(*args, **kwargs)
+
+
+def test_x0_message_names_the_value_set():
+    with pytest.raises(ValueError, match=r"x0 entries must be in \{0, 1\}"):
+        minimize_qubo(np.eye(2), x0=np.array([0, 2]))
+    with pytest.raises(ValueError, match=r"x0 entries must be in \{-1, 1\}"):
+        minimize_qubo(np.eye(2), vartype="spin", x0=np.array([0, 1]))
+
+
+class _FakeVartype:
+    """Stands in for a dimod.Vartype member (an Enum with .name 'SPIN' / 'BINARY')."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+@pytest.mark.parametrize("spelling, expected", [
+    ("SPIN", "spin"), ("Spin", "spin"), ("BINARY", "binary"), (frozenset({-1, 1}), "spin"),
+    ({0, 1}, "binary"), (_FakeVartype("SPIN"), "spin"), (_FakeVartype("BINARY"), "binary"),
+])
+def test_dimod_vartype_spellings(spelling, expected):
+    rng = np.random.default_rng(5)
+    Q, c = rng.normal(size=(6, 6)), rng.normal(size=6)
+    got = minimize_qubo(Q, c, vartype=spelling, n_reads=4, n_sweeps=50, rng=0)
+    ref = minimize_qubo(Q, c, vartype=expected, n_reads=4, n_sweeps=50, rng=0)
+    np.testing.assert_array_equal(got.samples, ref.samples)
+    assert set(np.unique(got.samples)) <= ({-1, 1} if expected == "spin" else {0, 1})
+    assert solvers.qubo_moments(Q, c, vartype=spelling).var == pytest.approx(
+        solvers.qubo_moments(Q, c, vartype=expected).var, rel=1e-15)
+
+
+@pytest.mark.parametrize("bad", ["ising", "", None, 3, {0, 2}])
+def test_unknown_vartype(bad):
+    with pytest.raises(ValueError, match="vartype"):
+        minimize_qubo(np.eye(2), vartype=bad)
 
 
 _HARNESS = r"""

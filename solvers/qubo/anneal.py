@@ -308,7 +308,8 @@ def _initial_states(x0, n_reads, n, vartype, gen):
         raise ValueError(f"x0 must have shape ({n},) or ({n_reads}, {n}), got {x0.shape}")
     allowed = (-1, 1) if vartype == "spin" else (0, 1)
     if not np.all(np.isin(x0, allowed)):
-        raise ValueError(f"x0 entries must be in {allowed} for vartype={vartype!r}")
+        raise ValueError(f"x0 entries must be in {{{allowed[0]}, {allowed[1]}}} for "
+                         f"vartype={vartype!r}")
     X0 = (x0 + 1) // 2 if vartype == "spin" else x0
     return np.ascontiguousarray(X0, dtype=np.int8)
 

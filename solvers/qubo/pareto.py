@@ -44,7 +44,8 @@ def pareto_front(points):
     References
     ----------
     .. [1] E. Zitzler, L. Thiele, "Multiobjective optimization using evolutionary
-       algorithms -- a comparative case study", PPSN V (1998) (Pareto dominance, the non-dominated set).
+       algorithms -- a comparative case study", PPSN V (1998) (Pareto dominance, the
+       non-dominated set).
 
     Examples
     --------
@@ -101,7 +102,8 @@ def hypervolume(points, reference):
     References
     ----------
     .. [1] E. Zitzler, L. Thiele, "Multiobjective optimization using evolutionary
-       algorithms -- a comparative case study", PPSN V (1998) (the hypervolume, "size of the space covered").
+       algorithms -- a comparative case study", PPSN V (1998) (the hypervolume, "size of
+       the space covered").
 
     Examples
     --------
