@@ -10,6 +10,8 @@ import itertools
 import numpy as np
 
 from solvers._lib import OptimizeResult, check_choice, check_int, check_rng
+from solvers._lib import to_host
+from ._workers import check_workers, collect
 from .anneal import minimize_qubo
 from .scaling import METHODS, _objectives, as_objective, qubo_energy, scalarize, scale_qubos
 
@@ -214,7 +216,7 @@ def weight_grid(n_objectives, n_weights):
 
 def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=None,
                  vartype="binary", penalty=None, penalty_scale="relative", min_weight=1e-3,
-                 reference=None, rng=None, **solver_options):
+                 reference=None, rng=None, workers=1, **solver_options):
     r"""Solve the weighted sums of scaled objectives over a weight grid; return the front.
 
     For every weight vector ``w`` the scalarized QUBO ``sum_k w_k f_k / s_k`` (``s_k`` from
@@ -255,8 +257,14 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
         among the solutions plus 10 % of its range. Pass the same reference to compare
         sweeps.
     rng : None, int or numpy.random.Generator
-        Seeds the annealer; one generator is shared by the whole sweep, so a fixed seed
-        reproduces the whole result.
+        Seeds the annealer: weight vector ``i`` is solved with the ``i``-th generator
+        spawned from it (``Generator.spawn``, i.e. ``SeedSequence.spawn``), so a fixed
+        seed reproduces the whole result whatever ``workers`` is.
+    workers : int or map-like callable
+        ``1`` solves the weight vectors here, one after another; an int ``k > 1`` (``-1``:
+        all cores) in a pool of ``k`` processes (``spawn`` start method: guard scripts
+        with ``if __name__ == "__main__":``); a callable such as ``Pool.map`` or dask's
+        ``Client.map`` gets one task per weight vector. Same result in every case.
     **solver_options
         Passed to :func:`minimize_qubo` (``n_reads``, ``n_sweeps``, ``backend``, ...).
 
@@ -277,9 +285,14 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
         differently sized or constant objectives (see :func:`scale_qubos`); a
         ``penalty_scale`` that is neither ``"relative"`` nor a positive number;
         ``min_weight`` outside ``[0, 1)``; a ``reference`` of the wrong shape or not
-        finite; or a bad solver option (see :func:`minimize_qubo`).
+        finite; ``workers`` 0 or below -1; or a bad solver option (see
+        :func:`minimize_qubo`).
     TypeError
-        ``objectives`` is not a sequence, or an unknown keyword in ``solver_options``.
+        ``objectives`` is not a sequence, ``workers`` neither an int nor callable, or an
+        unknown keyword in ``solver_options``.
+    RuntimeError
+        A worker process died (e.g. ``workers=k`` in a script without a ``__main__``
+        guard).
 
     References
     ----------
@@ -317,19 +330,25 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
                                                 and penalty_scale > 0)):
             raise ValueError("penalty_scale must be 'relative' or a positive number, "
                              f"got {penalty_scale!r}")
-    gen = check_rng(rng)
-    solutions, values = [], []
     if not (isinstance(min_weight, (int, float)) and 0 <= min_weight < 1):
         raise ValueError(f"min_weight must be in [0, 1), got {min_weight!r}")
-    for w in W:
+    pmap = check_workers(workers)
+    if "workers" in solver_options or "callback" in solver_options:
+        raise TypeError("pareto_sweep takes workers itself and no callback; pass them "
+                        "neither in solver_options")
+    seeds = check_rng(rng).spawn(W.shape[0])
+    tasks = []
+    for w, seed in zip(W, seeds):
         Qw, cw, ow = scalarize(scaled, np.maximum(w, min_weight), vartype=vartype)
         if penalty is not None:
             A = (_flip_bound(Qw, cw) if penalty_scale == "relative" else float(penalty_scale))
             Qw, cw, ow = scalarize([(Qw, cw, ow), penalty], [1.0, A], vartype=vartype)
-        res = minimize_qubo(Qw, cw, ow, vartype=vartype, rng=gen, **solver_options)
-        x = np.asarray(res.x)
-        solutions.append(x)
-        values.append([qubo_energy(t, x, vartype=vartype) for t in triples])
+        tasks.append((Qw, cw, ow, vartype, seed, solver_options))
+    if pmap is None:
+        solutions = [_solve_one(t) for t in tasks]
+    else:
+        solutions = collect(pmap, _solve_one, tasks)
+    values = [[qubo_energy(t, x, vartype=vartype) for t in triples] for x in solutions]
     solutions = np.asarray(solutions)
     values = np.asarray(values, dtype=np.float64)
     if reference is None:
@@ -343,3 +362,9 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
                           front_solutions=solutions[mask],
                           hypervolume=hypervolume(values, reference), reference=reference,
                           scales=scales, scaling=scaling)
+
+
+def _solve_one(task):
+    """Best sample (numpy) of one scalarized problem (runs in a worker process)."""
+    Q, c, offset, vartype, rng, options = task
+    return to_host(minimize_qubo(Q, c, offset, vartype=vartype, rng=rng, **options).x)
