@@ -121,6 +121,16 @@ def test_reads_split_any_way_give_the_same_samples(sparse):
         np.testing.assert_array_equal(ref.samples, got.samples)
 
 
+def test_number_of_pieces():
+    import os
+
+    from solvers.qubo.anneal import _n_pieces
+
+    assert _n_pieces(3, 16) == 3 and _n_pieces(8, 5) == 5 and _n_pieces(2, 1) == 1
+    assert _n_pieces(-1, 10_000) == (os.cpu_count() or 1)
+    assert _n_pieces(map, 7) == 7  # a map-like callable gets one piece per read
+
+
 def test_pareto_sweep_workers_and_spawned_seeds():
     from solvers.qubo import scalarize, scale_qubos
 

@@ -222,7 +222,7 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
         run (``success=False``, ``status=99``) with the current samples, unpolished.
         Needs ``workers=1``.
     progress : bool
-        Show a progress bar on stderr.
+        Show a progress bar on stderr (``workers=1`` only).
 
     Returns
     -------
@@ -316,7 +316,7 @@ def _check_sweeps(maxiter, n_sweeps):
 def _n_pieces(workers, n_reads):
     if callable(workers):
         return n_reads
-    k = os.cpu_count() or 1 if workers == -1 else int(workers)
+    k = (os.cpu_count() or 1) if workers == -1 else int(workers)
     return max(1, min(k, n_reads))
 
 
