@@ -95,6 +95,7 @@ def test_a_failing_demo_gives_exit_1_and_the_others_still_run(monkeypatch):
     assert "FAILED: RuntimeError('boom')" in text and "fine" in text
 
 
+@pytest.mark.slow
 def test_qubo_demo_end_to_end():
     """The real command in a fresh process: header, the two QUBO rows, exit code 0."""
     out = subprocess.run([sys.executable, "-m", "solvers", "demo", "--only", "qubo"],
