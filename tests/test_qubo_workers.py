@@ -121,6 +121,25 @@ def test_reads_split_any_way_give_the_same_samples(sparse):
         np.testing.assert_array_equal(ref.samples, got.samples)
 
 
+@pytest.mark.parametrize("form", ["numba", "numba-csr", "generic", "strict"])
+def test_empty_and_single_variable_problems(form):
+    """n = 0 and n = 1 on every chains implementation (the kernels' edge cases)."""
+    import array_api_strict
+    import scipy.sparse as sps
+
+    for Q, want_x, want_fun in ((np.zeros((0, 0)), [], 0.0), (np.array([[2.0]]), [0], 0.0),
+                                (np.array([[-1.0]]), [1], -1.0)):
+        kw = dict(n_reads=3, maxiter=5, rng=0)
+        if form == "numba-csr":
+            res = minimize_qubo(sps.csr_matrix(Q), backend="numba", **kw)
+        elif form == "strict":
+            res = minimize_qubo(array_api_strict.asarray(Q), **kw)
+        else:
+            res = minimize_qubo(Q, backend="numba" if form == "numba" else "numpy", **kw)
+        assert to_numpy(res.x).tolist() == want_x and res.fun == want_fun
+        assert tuple(res.samples.shape) == (3, Q.shape[0]) and res.success
+
+
 def test_number_of_pieces():
     import os
 

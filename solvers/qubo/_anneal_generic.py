@@ -53,7 +53,7 @@ class GenericChains:
     def descend(self):
         xp, W, X, H = self.xp, self.W, self.X, self.H
         n = X.shape[1]
-        for _ in range(10 * n + 10):
+        for _ in range(10 * n + 10 if n else 0):
             D = (1.0 - 2.0 * X) * H
             best = xp.min(D, axis=1)
             if not bool(xp.any(best < 0.0)):
