@@ -90,6 +90,14 @@ def iter_rows(modules, quick=True):
                    "seconds": time.perf_counter() - start}
 
 
+def collect_rows(quick=True, only=None):
+    """All rows at once, of the modules whose full name contains ``only`` (a substring, as
+    before ``--only`` took names; the command line checks names with
+    :func:`select_modules`)."""
+    modules = [m for m in discover_demo_modules() if not only or only in m]
+    return list(iter_rows(modules, quick=quick))
+
+
 def format_row(row):
     """One table line (columns padded to :data:`WIDTHS`; longer cells push the rest)."""
     cells = [str(row["method"]), str(row["problem"]), str(row["quality"])]
