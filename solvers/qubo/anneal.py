@@ -373,7 +373,6 @@ class _Output:
 
     def __init__(self, be, q):
         self.be, self.q = be, q
-        self.xp = np if q.sparse else be.input_xp
 
     def samples(self, X):
         X = self.be.to_input(X)
