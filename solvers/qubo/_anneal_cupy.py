@@ -77,7 +77,7 @@ class CupyChains:
     the device; ``current`` / ``finish`` return cupy arrays.
     """
 
-    def __init__(self, a, W, c0, X0, base, first=0, single=False):
+    def __init__(self, a, W, c0, X0, base, first=0, single=False, xp=None):
         import cupy
         import scipy.sparse as sps
 

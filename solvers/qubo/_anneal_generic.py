@@ -14,8 +14,8 @@ from solvers._lib import Draws
 class GenericChains:
     """The reads of one annealing run as ``xp`` arrays (see ``NumbaChains``).
 
-    ``W`` must be dense (an ``xp`` array); ``single`` is ignored (the dtype of ``W`` is
-    used).
+    ``W`` must be dense (an ``xp`` array of namespace ``xp``); ``single`` is ignored (the
+    dtype of ``W`` is used).
     """
 
     def __init__(self, a, W, c0, X0, base, first=0, single=False, xp=None):

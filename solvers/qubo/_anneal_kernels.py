@@ -24,9 +24,7 @@ def make_chains(be, a, W, c0, X0, base, first=0, single=False):
     cls = KERNELS.get("chains", be)
     if be.name not in _SPARSE_OK and sps.issparse(W):
         W = be.xp.asarray(W.toarray())
-    if be.name == "generic":
-        return cls(a, W, c0, X0, base, first, single, xp=be.xp)
-    return cls(a, W, c0, X0, base, first, single)
+    return cls(a, W, c0, X0, base, first, single, xp=be.xp)
 
 
 def parallel_reads_ok(be):

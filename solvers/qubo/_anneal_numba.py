@@ -142,9 +142,11 @@ class NumbaChains:
         Global index of the first read (reads split over workers keep their streams).
     single : bool
         Sweep with float32 couplings (dense only; the descent and energies use float64).
+    xp : module, optional
+        Ignored (numpy); the generic chains need it.
     """
 
-    def __init__(self, a, W, c0, X0, base, first=0, single=False):
+    def __init__(self, a, W, c0, X0, base, first=0, single=False, xp=None):
         self.a = np.ascontiguousarray(a, dtype=np.float64)
         self.c0 = float(c0)
         self.X = np.array(X0, dtype=np.int8, order="C")
