@@ -149,6 +149,13 @@ def test_bad_input():
         pareto_sweep([np.eye(2)], scaling="bogus")
     with pytest.raises(TypeError):
         scale_qubos(3.0)
+    for bad in (np.array([[1.0 + 1j, 2.0]]), [["a", "b"]]):
+        with pytest.raises(TypeError, match="points"):
+            pareto_front(bad)
+        with pytest.raises(TypeError, match="points"):
+            hypervolume(bad, [5.0, 5.0])
+    with pytest.raises(TypeError, match="reference"):
+        hypervolume([[1.0, 2.0]], [5.0 + 0j, 5.0])
     # a single (n, n) matrix is not a sequence of objectives (the docstring says TypeError)
     with pytest.raises(TypeError, match="objectives must be a sequence"):
         scale_qubos(np.eye(3))

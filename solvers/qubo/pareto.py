@@ -36,7 +36,9 @@ def pareto_front(points):
     Raises
     ------
     ValueError
-        ``points`` not 2-d, or with entries that cannot be converted to float.
+        ``points`` not 2-d.
+    TypeError
+        ``points`` complex or not numeric.
 
     Notes
     -----
@@ -55,7 +57,7 @@ def pareto_front(points):
     >>> pareto_front([[1, 3], [2, 2], [2, 3], [3, 1], [1, 3]]).tolist()
     [True, True, False, True, False]
     """
-    P = np.asarray(points, dtype=np.float64)
+    P = _real_array(points, "points")
     if P.ndim != 2:
         raise ValueError(f"points must have shape (m, k), got {P.shape}")
     m = P.shape[0]
@@ -72,6 +74,17 @@ def pareto_front(points):
         same[: i + 1] = False
         keep[same] = False
     return keep
+
+
+def _real_array(values, name):
+    """``values`` as float64; complex or non-numeric input is a TypeError naming ``name``."""
+    arr = np.asarray(values)
+    if np.iscomplexobj(arr) or arr.dtype.kind not in "biufO":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    try:
+        return arr.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must hold real numbers: {exc}") from None
 
 
 def hypervolume(points, reference):
@@ -100,6 +113,8 @@ def hypervolume(points, reference):
     ValueError
         ``points`` not 2-d, ``reference`` not of shape ``(k,)``, or non-finite entries in
         either.
+    TypeError
+        ``points`` or ``reference`` complex or not numeric.
 
     References
     ----------
@@ -113,8 +128,8 @@ def hypervolume(points, reference):
     >>> hypervolume([[1, 3], [2, 2], [3, 1]], [4, 4])
     6.0
     """
-    P = np.asarray(points, dtype=np.float64)
-    r = np.asarray(reference, dtype=np.float64)
+    P = _real_array(points, "points")
+    r = _real_array(reference, "reference")
     if P.ndim != 2 or r.shape != (P.shape[1],):
         raise ValueError(f"points must be (m, k) and reference (k,), got {P.shape} and {r.shape}")
     if not (np.all(np.isfinite(P)) and np.all(np.isfinite(r))):
