@@ -140,6 +140,24 @@ def test_empty_and_single_variable_problems(form):
         assert tuple(res.samples.shape) == (3, Q.shape[0]) and res.success
 
 
+def test_bad_callback_schedule_and_weights_name_the_argument():
+    with pytest.raises(TypeError, match="callback"):
+        minimize_qubo(Q12, maxiter=2, callback=3)
+    with pytest.raises(TypeError, match="beta_schedule"):
+        minimize_qubo(Q12, beta_schedule=["hot", "cold"])
+    objectives = [np.eye(3), -np.eye(3)]
+    with pytest.raises(ValueError, match="weights must be >= 0"):
+        pareto_sweep(objectives, weights=[[-1.0, 2.0]], maxiter=2)
+    with pytest.raises(TypeError, match="weights"):
+        pareto_sweep(objectives, weights=[[1j, 1.0]], maxiter=2)
+    with pytest.raises(ValueError, match="penalty_scale"):
+        pareto_sweep(objectives, weights=3, penalty=np.eye(3), penalty_scale=np.inf)
+    from solvers.qubo import scalarize
+
+    with pytest.raises(TypeError, match="weights"):
+        scalarize(objectives, [1j, 1.0])
+
+
 def test_number_of_pieces():
     import os
 

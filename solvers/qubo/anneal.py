@@ -142,7 +142,11 @@ def _schedule(beta_range, n_sweeps, kind):
 
 def _check_betas(beta_schedule, beta_range, n_sweeps, default):
     if beta_schedule is not None and not isinstance(beta_schedule, str):
-        betas = np.asarray(beta_schedule, dtype=np.float64)
+        try:
+            betas = np.asarray(beta_schedule, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError("beta_schedule must be 'geometric', 'linear' or a sequence of "
+                            f"real inverse temperatures: {exc}") from None
         if betas.ndim != 1 or betas.size == 0:
             raise ValueError("beta_schedule must be 'geometric', 'linear' or a 1-D sequence "
                              f"of inverse temperatures, got shape {betas.shape}")
@@ -245,9 +249,10 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
         ``workers`` with a callback or a non-Numba backend; or ``backend="cupy"`` without
         a usable GPU.
     TypeError
-        ``n_reads``, ``maxiter``, ``n_sweeps`` or ``workers`` of the wrong type, an invalid
-        ``rng``, a dict key that is not a pair ``(i, j)``, or ``c`` given with a
-        BinaryQuadraticModel.
+        ``n_reads``, ``maxiter``, ``n_sweeps`` or ``workers`` of the wrong type, a
+        ``beta_schedule`` sequence that is not numeric, a ``callback`` that is not
+        callable, an invalid ``rng``, a dict key that is not a pair ``(i, j)``, or ``c``
+        given with a BinaryQuadraticModel.
     RuntimeError
         A worker process died (e.g. ``workers=k`` in a script without a ``__main__``
         guard).
@@ -285,6 +290,8 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
     a, W, c0 = _binary_parts(qb)
     betas = _check_betas(beta_schedule, beta_range, n_sweeps,
                          lambda: _beta_range_from_parts(qb, a, W))
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable or None, got {type(callback).__name__}")
     pmap = check_workers(workers)
     if pmap is not None and (callback is not None or not parallel_reads_ok(be)):
         raise ValueError("workers needs callback=None and the Numba backend (numpy input); "

@@ -164,6 +164,21 @@ def _hv(P, r):
     return total
 
 
+def _weight_vectors(weights, k):
+    """The ``(m, k)`` weight vectors: a grid for an int, else checked real, finite, >= 0."""
+    if isinstance(weights, (int, np.integer)):
+        return weight_grid(k, weights)
+    W = _real_array(weights, "weights")
+    if W.ndim != 2 or W.shape[1] != k:
+        raise ValueError(f"weights must be an int or have shape (m, {k}), got {W.shape}")
+    if not np.all(np.isfinite(W)):
+        raise ValueError("weights must be finite")
+    if np.any(W < 0):
+        raise ValueError("weights must be >= 0 (every objective is minimized; negate an "
+                         "objective to maximize it)")
+    return W
+
+
 def _flip_bound(Q, c):
     """max_i (|a_i| + sum_j |W_ij|): the largest energy change of one flip (binary form)."""
     import scipy.sparse as sps
@@ -295,16 +310,16 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
     Raises
     ------
     ValueError
-        Unknown ``scaling``; ``weights`` an int below 1, of the wrong width or not
-        finite; malformed,
-        differently sized or constant objectives (see :func:`scale_qubos`); a
-        ``penalty_scale`` that is neither ``"relative"`` nor a positive number;
-        ``min_weight`` outside ``[0, 1)``; a ``reference`` of the wrong shape or not
-        finite; ``workers`` 0 or below -1; or a bad solver option (see
+        Unknown ``scaling``; ``weights`` an int below 1, of the wrong width, negative or
+        not finite; malformed, differently sized or constant objectives (see
+        :func:`scale_qubos`); a ``penalty_scale`` that is neither ``"relative"`` nor a
+        positive finite number; ``min_weight`` outside ``[0, 1)``; a ``reference`` of the
+        wrong shape or not finite; ``workers`` 0 or below -1; or a bad solver option (see
         :func:`minimize_qubo`).
     TypeError
-        ``objectives`` is not a sequence, ``workers`` neither an int nor callable, or an
-        unknown keyword in ``solver_options``.
+        ``objectives`` is not a sequence, complex or non-numeric ``weights``, ``workers``
+        neither an int nor callable, ``workers`` or ``callback`` in ``solver_options``, or
+        an unknown keyword in ``solver_options``.
     RuntimeError
         A worker process died (e.g. ``workers=k`` in a script without a ``__main__``
         guard).
@@ -330,19 +345,15 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
     parsed = _objectives(objectives, vartype)
     vartype = parsed[0].vartype
     k = len(parsed)
-    W = weight_grid(k, weights) if isinstance(weights, (int, np.integer)) else \
-        np.asarray(weights, dtype=np.float64)
-    if W.ndim != 2 or W.shape[1] != k:
-        raise ValueError(f"weights must be an int or have shape (m, {k}), got {W.shape}")
-    if not np.all(np.isfinite(W)):
-        raise ValueError("weights must be finite")
+    W = _weight_vectors(weights, k)
     triples = [(q.Q, q.c, q.offset) for q in parsed]
     scaled, scales = scale_qubos(triples, scaling, p=p, weight=weight, vartype=vartype)
     if penalty is not None:
         penalty = as_objective(penalty, vartype)
         penalty = (penalty.Q, penalty.c, penalty.offset)
-        if not (penalty_scale == "relative" or (isinstance(penalty_scale, (int, float))
-                                                and penalty_scale > 0)):
+        if not (penalty_scale == "relative" or (
+                isinstance(penalty_scale, (int, float)) and not isinstance(penalty_scale, bool)
+                and 0 < penalty_scale < np.inf)):
             raise ValueError("penalty_scale must be 'relative' or a positive number, "
                              f"got {penalty_scale!r}")
     if not (isinstance(min_weight, (int, float)) and 0 <= min_weight < 1):

@@ -223,7 +223,8 @@ def scalarize(objectives, weights, *, vartype="binary"):
         ``weights`` not of shape ``(k,)`` for ``k`` objectives or not finite, an empty
         sequence, a malformed objective, or objectives of different sizes or vartypes.
     TypeError
-        ``objectives`` is not a sequence, or a malformed dict objective.
+        ``objectives`` is not a sequence, complex or non-numeric ``weights``, or a
+        malformed dict objective.
 
     Notes
     -----
@@ -244,7 +245,10 @@ def scalarize(objectives, weights, *, vartype="binary"):
     ([[2.5, 2.0], [2.0, 2.5]], [0.5, 0.5], 0.5)
     """
     parsed = _objectives(objectives, vartype)
-    w = np.asarray(weights, dtype=np.float64)
+    w = np.asarray(weights)
+    if np.iscomplexobj(w) or w.dtype.kind not in "biuf":
+        raise TypeError(f"weights must be real numbers, got dtype {w.dtype}")
+    w = w.astype(np.float64)
     if w.shape != (len(parsed),):
         raise ValueError(f"weights must have shape ({len(parsed)},), got {w.shape}")
     if not np.all(np.isfinite(w)):
