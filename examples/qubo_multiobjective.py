@@ -16,14 +16,16 @@ variance). For every problem and instance the fronts are plotted and the hypervo
 printed, normalized with the ideal/nadir box of the combined front of all three sweeps,
 reference point 1.1 (so 1.21 is the most possible).
 
-    python examples/qubo_multiobjective.py [--quick] [--out PATH]
+    python examples/qubo_multiobjective.py [--quick] [--out PATH] [--workers N]
 
 The figure goes to ``examples/figures/qubo_multiobjective.png`` (next to this script, from
 any working directory) or where ``--out`` says.
 """
 import argparse
+import multiprocessing
 import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import matplotlib
 
@@ -102,13 +104,21 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller problems, fewer sweeps")
     ap.add_argument("--instances", type=int, default=None, help="random instances per problem")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="processes solving the weights of the sweeps (same result; -1: all "
+                    "cores)")
     ap.add_argument("--out", default=None,
                     help="figure file or folder (default: figures/ next to this script)")
     args = ap.parse_args(argv)
     n = 30 if args.quick else 80
     instances = args.instances or (1 if args.quick else 5)
     weights = 15 if args.quick else 41
-    solver = dict(n_reads=8, n_sweeps=200 if args.quick else 1000)
+    solver = dict(n_reads=8, maxiter=200 if args.quick else 1000)
+    pool = None
+    if args.workers != 1:  # one pool for every sweep, so the workers start (and load) once
+        pool = ProcessPoolExecutor(None if args.workers == -1 else args.workers,
+                                   mp_context=multiprocessing.get_context("spawn"))
+        solver["workers"] = pool.map
     builders = [("bisection: cut vs imbalance", partition_problem),
                 ("portfolio: -return vs risk", portfolio_problem),
                 ("vertex cover: cost vs uncovered", cover_problem)]
@@ -116,7 +126,7 @@ def main(argv=None):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     fig, axes = plt.subplots(1, len(builders), figsize=(15, 4.2))
     print(f"n = {n}, {weights} weights, {instances} instance(s) per problem, "
-          f"{solver['n_reads']} reads x {solver['n_sweeps']} sweeps per weight")
+          f"{solver['n_reads']} reads x {solver['maxiter']} sweeps per weight")
     print(f"{'problem':34s} {'inst':>4s} " + " ".join(f"{LABELS[m]:>14s}" for m in METHODS)
           + "  (normalized hypervolume; front size)")
     summary = {name: {m: [] for m in METHODS} for name, _ in builders}
@@ -152,6 +162,8 @@ def main(argv=None):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     print(f"figure: {path}")
+    if pool is not None:
+        pool.shutdown()
 
 
 if __name__ == "__main__":
