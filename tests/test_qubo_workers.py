@@ -229,7 +229,7 @@ def test_dask_local_cluster_matches_serial():
     f = [(np.zeros((8, 8)), -np.arange(1.0, 9.0)), RNG.normal(size=(8, 8))]
     a = pareto_sweep(f, weights=4, n_reads=2, maxiter=30, rng=2)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         got = minimize_qubo(Q12, C12, workers=client.map, **kw)
         b = pareto_sweep(f, weights=4, n_reads=2, maxiter=30, rng=2, workers=client.map)
