@@ -1,7 +1,8 @@
-"""Safe-KL measurements quoted in docs/guide/safe_kl.rst (not asv benchmarks).
+r"""Safe-KL measurements quoted in docs/guide/safe_kl.rst (not asv benchmarks).
 
     OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/safe_kl_checks.py reliability
-    OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/safe_kl_checks.py out-of-core --n 8000000
+    OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \
+        python benchmarks/safe_kl_checks.py out-of-core --n 8000000
 
 ``reliability``: on a held-out grid of KL-DRO regimes (``dro_dataset(20000, 10)``, seeds
 21-23, 5 epochs), the relative gap of the Safe-KL answer to the exact (L-BFGS) optimum for

@@ -143,7 +143,7 @@ def test_list_data_works_like_the_array():
         minimize_logsumexp(phi, np.zeros(1), (a, a[:10]), maxiter=1)
 
 
-# --- item 13: doctests under plain doctest ---------------------------------------------------------
+# --- item 13: doctests under plain doctest ------------------------------------------------------
 
 @pytest.mark.parametrize("module", ["solvers.lse.safe_kl", "solvers.lse._kl_dro",
                                     "solvers.lse._semidual_ot"])

@@ -417,8 +417,9 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
         ``x``, ``s`` (shift, approximately the log-mean-exp at ``x``), ``fun`` (mean of
         the minibatch estimates over the last epoch: the surrogate for Safe-KL, the biased
         minibatch log-mean-exp for ``"naive"``), ``nit``, ``nfev`` (terms evaluated
-        by the steps; the diagnostic pass adds ``diagnostics["n_terms"]``), ``x_last``, ``history`` (dict of lists ``nit``,
-        ``epoch``, ``fun``, ``s``, ``rho`` recorded about 100 times), ``diagnostics``
+        by the steps; the diagnostic pass adds ``diagnostics["n_terms"]``), ``x_last``,
+        ``history`` (dict of lists ``nit``, ``epoch``, ``fun``, ``s``, ``rho`` recorded
+        about 100 times), ``diagnostics``
         (``None`` without the pass, else a dict: ``lme`` the exact log-mean-exp :math:`F`
         at ``x``, ``surrogate`` :math:`F_\rho`, ``gap`` :math:`F - F_\rho`, ``kappa``
         :math:`\mathbb{E}e^{2\varphi}/(\mathbb{E}e^\varphi)^2`, ``rho_kappa``,
