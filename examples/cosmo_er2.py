@@ -4,8 +4,8 @@
 
 Prints SHD / TPR / FDR for COSMO with the default refinement and for the paper's method
 alone (``refine=False``), then the default on the same data standardized (SHD and
-CPDAG-SHD, and the noise model the BIC chose), and saves ``examples/figures/cosmo_er2.png``: the true graph and
-the learned one on the same layout (green: correct, red: extra, orange: reversed, dashed
+CPDAG-SHD, and the noise model the BIC chose), and saves
+``examples/figures/cosmo_er2.png``: the true graph and the learned one on the same layout (green: correct, red: extra, orange: reversed, dashed
 grey: missing).
 """
 import argparse
@@ -19,7 +19,6 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import networkx as nx  # noqa: E402
-import numpy as np  # noqa: E402
 
 from solvers.dag import count_accuracy, learn_dag, simulate_data, to_networkx  # noqa: E402
 

@@ -3,7 +3,8 @@
 
 One process, BLAS pinned to one thread. Columns: SHD (DAG vs DAG, a reversal counts 1),
 CPDAG-SHD (each graph replaced by its equivalence class; GES / PC return one directly),
-skeleton errors (missing + extra adjacencies), skeleton F1 and wall seconds per fit, averaged over the seeds. Settings:
+skeleton errors (missing + extra adjacencies), skeleton F1 and wall seconds per fit, averaged over
+the seeds. Settings:
 
 - ``raw``: linear-Gaussian ER2, d = 20 (varsortable: variance grows along the order);
 - ``std``: the same, every column standardized;
