@@ -5,7 +5,8 @@
 Prints SHD / TPR / FDR for COSMO with the default refinement and for the paper's method
 alone (``refine=False``), then the default on the same data standardized (SHD and
 CPDAG-SHD, and the noise model the BIC chose), and saves
-``examples/figures/cosmo_er2.png``: the true graph and the learned one on the same layout (green: correct, red: extra, orange: reversed, dashed
+``examples/figures/cosmo_er2.png``: the true graph and the learned one on the same layout
+(green: correct, red: extra, orange: reversed, dashed
 grey: missing).
 """
 import argparse

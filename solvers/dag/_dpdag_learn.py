@@ -228,7 +228,8 @@ def _learn_dpdag(X, *, order="softsort", maxiter=3000, n_samples=16, lr=0.1, tau
         which has no such blind spot; edges and weights still follow the ELBO.
     support : {"order", "edges"}, optional
         Default ``"order"`` for linear mechanisms, ``"edges"`` for MLPs. Final graph:
-        ``"order"`` refits every node on all its predecessors in the mode order and keeps ``|W| > w_threshold``; ``"edges"`` refits on the mode DAG (the
+        ``"order"`` refits every node on all its predecessors in the mode order and
+        keeps ``|W| > w_threshold``; ``"edges"`` refits on the mode DAG (the
         edges with ``q > 1/2`` allowed by the mode order) before thresholding.
     order_kl : bool
         Include ``KL(q(order) || uniform)`` in the objective (score-function estimate;

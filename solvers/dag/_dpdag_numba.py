@@ -2,7 +2,8 @@
 
 Each sample ``b`` has its own counter-based random stream (the shared SplitMix64 of
 :mod:`solvers._lib._prng`, stream ``b`` of the run's ``seed``), so the ``prange`` loop
-gives the same DAGs for a seed whatever the number of threads. Per sample: ``d`` Gumbel keys for the order (``theta_i + g_i`` sorted
+gives the same DAGs for a seed whatever the number of threads. Per sample: ``d`` Gumbel keys
+for the order (``theta_i + g_i`` sorted
 in descending order), then one 53-bit uniform per *allowed* pair (``i`` before ``j``),
 compared with the integer threshold ``floor(q_ij 2^53)``; pairs against the order are never
 drawn, which halves the work.
