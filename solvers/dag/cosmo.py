@@ -509,6 +509,16 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         runs["nonequal"] = _run_restarts(Xc / sd, C / (sd[:, None] * sd[None, :]), C_host,
                                          n, init, restarts, "nonequal", train, search,
                                          extra_orders=extra)
+    if len(runs) == 2 and refine:
+        # and the non-equal order as one more start for the equal-variance search, so
+        # the two models are compared at their best graphs found from the same starts
+        best_eq = runs["equal"][0]
+        cand = _candidate(C_host, n, None, runs["nonequal"][0]["order"], None, [],
+                          noise="equal", **search)
+        if cand["score"] < best_eq["score"]:
+            cand.update(p=best_eq["p"], W_cosmo=best_eq["W_cosmo"], loss=best_eq["loss"],
+                        history=best_eq["history"])
+            runs["equal"] = (cand,) + tuple(runs["equal"][1:])
     bics = {k: model_bic(C_host, n, r[0]["W"], k) for k, r in runs.items()}
     chosen = min(bics, key=bics.get)
     best, nit_total, (success, status, message) = runs[chosen]
