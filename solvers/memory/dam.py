@@ -30,7 +30,8 @@ from .._lib.results import OptimizeResult, call_callback, Progress, STOPPED_BY_C
 from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
                                check_choice)
 from ..lse import logsumexp, softmax
-from ..transport import bures as _bw
+from ..transport import bures_kernels as _bw
+from ..transport._kernel_table import backend_arg
 
 __all__ = ["GaussianMemory", "VectorMemory"]
 
@@ -82,17 +83,10 @@ class _FullGeometry:
         self.trS = be.xp.linalg.trace(S)
         self.screen = screen
         self.wmin = 1e-18
-        if be.name == "numba" and screen is not None:
-            lam = np.linalg.eigvalsh(S)
-            self.rS = np.sqrt(np.maximum(lam, 0.0))
+        self.rS = None  # square roots of the patterns' eigenvalues, for the screen
 
     def _roots(self, Om):
-        xp = self.xp
-        lam, U = xp.linalg.eigh(_bw._sym(Om, xp))
-        Ut = xp.matrix_transpose(U)
-        r = xp.sqrt(xp.maximum(lam, xp.zeros_like(lam)))
-        rinv = xp.maximum(lam, xp.asarray(_bw._tiny(Om.dtype, xp), dtype=lam.dtype)) ** -0.5
-        return r, (U * r[..., None, :]) @ Ut, (U * rinv[..., None, :]) @ Ut
+        return _bw.roots(Om, self.xp)
 
     def scores(self, state, beta=None):
         m, Om = state
@@ -100,13 +94,14 @@ class _FullGeometry:
         r, R, Rinv = self._roots(Om)
         self._cache = (R, Rinv)
         trq = xp.linalg.trace(Om)
-        if self.be.name == "numba" and self.screen is not None and beta is not None:
-            from ..transport._bures_numba import screened_cdist
-
-            d2 = screened_cdist(m, R, trq, r, self.mu, self.S, self.trS, self.rS,
-                                self.screen / beta)
+        if self.screen is not None and beta is not None:
+            if self.rS is None:
+                lam = xp.linalg.eigvalsh(_bw.sym(self.S, xp))
+                self.rS = xp.sqrt(xp.maximum(lam, xp.zeros_like(lam)))
+            d2 = _bw.screened_cdist(m, R, trq, r, self.mu, self.S, self.trS, self.rS,
+                                    self.screen / beta, self.be)
         else:
-            d2 = _bw._cdist_full(m, Om, self.mu, self.S, self.be, R=R)
+            d2 = _bw.cdist_full(m, Om, self.mu, self.S, self.be, R=R)
         return -d2
 
     def energy_offset(self, state):
@@ -121,13 +116,13 @@ class _FullGeometry:
         # (the Numba kernel then needs eigenvectors for a handful of pairs per query)
         pmax = xp.max(p, axis=1, keepdims=True)
         p = xp.where(p < self.wmin * pmax, xp.zeros_like(p), p)
-        M = _bw._weighted_root_sum(R, self.S, p, self.be)
+        M = _bw.weighted_root_sum(R, self.S, p, self.be)
         # the map x -> A x, A = Rinv M Rinv (symmetric PD), is the optimal one from Omega to
         # Omega+, so the exact squared W2 length of the step is ||(M - Omega) Rinv||_F^2
         G = (M - Om) @ Rinv
         dm = mnew - m
         step2 = xp.sum(dm * dm, axis=1) + xp.sum(G * G, axis=(-2, -1))
-        return (mnew, _bw._sym(Rinv @ M @ M @ Rinv, xp)), step2
+        return (mnew, _bw.sym(Rinv @ M @ M @ Rinv, xp)), step2
 
 
 def _where_rows(mask, new, old, xp):
@@ -187,7 +182,7 @@ def _iterate(geom, state, beta, maxiter, tol, xp, lse_backend, *, callback=None,
             else:
                 sub = state
             n_rows = sub[0].shape[0]
-            rows = _bw._chunk_rows(n_rows, n_patterns, block)
+            rows = _bw.chunk_rows(n_rows, n_patterns, block)
             E, index, new, step2 = _evaluate(geom, sub, beta, xp, lse_backend, rows,
                                              with_step=not last)
             if gather:
@@ -236,7 +231,7 @@ def _iterate(geom, state, beta, maxiter, tol, xp, lse_backend, *, callback=None,
 
 
 def _lse_backend(be):
-    return "numpy" if (be.name == "generic" and is_numpy_namespace(be.xp)) else "auto"
+    return backend_arg(be)
 
 
 def _offdiag_scale(M, xp):
@@ -568,7 +563,7 @@ class GaussianMemory:
         self.screen = screen
         covs_in = as_float_array(be.to_device(covs), xpc, "covs")
         self.diagonal_storage = covs_in.ndim == 2
-        m, S = _bw._check_gaussians(be.to_device(means), covs_in, xpc, "",
+        m, S = _bw.check_gaussians(be.to_device(means), covs_in, xpc, "",
                                     diagonal=self.diagonal_storage)
         if m.shape[0] < 1:
             raise ValueError("means must hold at least one pattern")
@@ -615,7 +610,7 @@ class GaussianMemory:
         # a generic combination of commuting matrices has their common eigenvectors
         c = xp.asarray(np.cos(1.0 + 2.3 * np.arange(N)) + 2.0, dtype=self.covs.dtype)
         combo = xp.reshape(c @ xp.reshape(self.covs, (N, d * d)), (d, d))
-        _, U = xp.linalg.eigh(_bw._sym(combo, xp))
+        _, U = xp.linalg.eigh(_bw.sym(combo, xp))
         rot = xp.matrix_transpose(U) @ self.covs @ U
         off, scale = _offdiag_scale(rot, xp)
         return U if off <= 1e3 * _COMMUTE_RTOL * scale else None
@@ -664,7 +659,7 @@ class GaussianMemory:
         if tuple(qS.shape) != expect:
             raise ValueError(f"query covs must be {kind} with shape {expect} to match the "
                              f"query means and the stored patterns, got {tuple(qS.shape)}")
-        qm, qS = _bw._check_gaussians(qm, qS, xp, "query", diagonal=self.diagonal_storage)
+        qm, qS = _bw.check_gaussians(qm, qS, xp, "query", diagonal=self.diagonal_storage)
         dtype = xp.result_type(qm.dtype, qS.dtype, self.means.dtype)
         return xp.astype(qm, dtype), xp.astype(qS, dtype), single
 
@@ -691,7 +686,7 @@ class GaussianMemory:
         if self._basis is None:
             return m, lam[:, :, None] * xp.eye(d, dtype=lam.dtype)
         U = self._basis
-        return m, _bw._sym((U * lam[:, None, :]) @ xp.matrix_transpose(U), xp)
+        return m, _bw.sym((U * lam[:, None, :]) @ xp.matrix_transpose(U), xp)
 
     def _out(self, x, single):
         x = x[0, ...] if single else x
@@ -738,7 +733,7 @@ class GaussianMemory:
         qm, qS, single = self._queries(means, covs)
         geom, state, _ = self._state(qm, qS)
         if geom is self._full:
-            d2 = _bw._cdist_full(qm, qS, self.means, self.covs, self._be)
+            d2 = _bw.cdist_full(qm, qS, self.means, self.covs, self._be)
         else:
             d2 = -geom.scores(state)
         return self._out(d2, single)

@@ -18,7 +18,7 @@ materialised, and:
 Inputs are cast to float64 (float32 callers get float32 results back): one compiled
 signature per kernel keeps the first-call compile time down.
 
-Compared against the generic Array API code in ``bures.py`` in the tests.
+Compared against the generic Array API code in ``bures_kernels.py`` in the tests.
 """
 import math
 
