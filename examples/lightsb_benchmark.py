@@ -66,8 +66,7 @@ def time_to_target(D, eps, n, seed=0):
     Both runs record (CPU seconds excluding the monitoring, exact cBW2-UVP) through the
     callback: every L-BFGS iteration, every 250 Adam steps.
     """
-    from solvers.transport.lightsb import bridge_from_parameters, _S_matrices
-    import array_api_compat.numpy as cnp
+    from solvers.transport import bridge_from_parameters
 
     pair = make_pair(D, eps, seed=seed)
     rng = np.random.default_rng(seed + 1)
@@ -84,8 +83,10 @@ def time_to_target(D, eps, n, seed=0):
             if res.nit % every:
                 return
             tin = time.process_time()
-            p = res.x
-            sb = bridge_from_parameters(p.la, p.r, _S_matrices(p, cnp), eps)
+            # res.x = [log alpha (K), r (K D), log s (K D)] for diagonal S
+            K = res.x.size // (1 + 2 * D)
+            la, r, q = np.split(res.x, [K, K + K * D])
+            sb = bridge_from_parameters(la, r.reshape(K, D), np.exp(q).reshape(K, D), eps)
             trace.append((tin - t0 - spent[0], cbw_uvp(sb, pair, x=xt, exact=True)))
             spent[0] += time.process_time() - tin
 

@@ -7,7 +7,10 @@ from scipy.special import logsumexp as sp_lse
 
 from solvers import schrodinger_bridge
 from solvers.transport import entropic_gaussian_plan, SchrodingerBridgeResult
-from solvers.transport.lightsb import _Params, _loss_and_grad, bridge_from_parameters
+from solvers.transport.lightsb import bridge_from_parameters
+from solvers.transport._lightsb_fit import split_components
+from solvers.transport._lightsb_kernels import Kernels
+from solvers.transport._lightsb_model import Params as _Params, loss_and_grad
 from tests.conftest import to_numpy
 
 
@@ -61,8 +64,8 @@ def test_loss_and_gradient_match_naive_and_finite_differences(xp, kind):
     ax = lambda a: xp.asarray(a)  # noqa: E731
 
     def f(la_, r_, q_):
-        loss, g = _loss_and_grad(ax(x), ax(y), _Params(ax(la_), ax(r_), ax(q_), kind), eps, xp,
-                                 "auto", chunk=17)
+        loss, g = loss_and_grad(ax(x), ax(y), _Params(ax(la_), ax(r_), ax(q_), kind), eps, xp,
+                                Kernels.generic(xp), chunk=17)
         return float(loss), [to_numpy(a) for a in g.arrays()]
 
     loss, grads = f(la, r, q)
@@ -81,22 +84,24 @@ def test_loss_and_gradient_match_naive_and_finite_differences(xp, kind):
 
 
 def test_numba_statistics_match_generic():
+    """The loss and gradient through the Numba statistics kernel equal the generic ones."""
     import array_api_compat.numpy as cnp
+    from solvers._lib.backend import resolve_backend
 
     rng = np.random.default_rng(1)
     K, D, eps = 6, 5, 0.3
     p = _Params(*_random_params(rng, "diag", K, D), "diag")
     x, y = rng.normal(size=(300, D)), rng.normal(size=(310, D)) + 1
-    l1, g1 = _loss_and_grad(x, y, p, eps, cnp, "numpy")
-    l2, g2 = _loss_and_grad(x, y, p, eps, cnp, "numpy", use_numba=True)
+    l1, g1 = loss_and_grad(x, y, p, eps, cnp, Kernels.generic(cnp, "numpy"), chunk=64)
+    l2, g2 = loss_and_grad(x, y, p, eps, cnp, Kernels(resolve_backend("numba", cnp)))
     assert l1 == pytest.approx(l2, rel=1e-12)
     for a, b in zip(g1.arrays(), g2.arrays()):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
     # the parallel chunked path too
     from solvers.transport._lightsb_numba import diag_stats
 
-    one = diag_stats(x, y, p.la, p.r, np.exp(p.q), eps, 1)
-    many = diag_stats(x, y, p.la, p.r, np.exp(p.q), eps, 7)
+    one = diag_stats(x, y, p.la, p.r, np.exp(p.q), eps, nchunks=1)
+    many = diag_stats(x, y, p.la, p.r, np.exp(p.q), eps, nchunks=7)
     for a, b in zip(one, many):
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
@@ -368,8 +373,6 @@ def test_float32_stays_float32(backend):
 
 
 def test_restarts_pick_the_lowest_held_out_loss():
-    from solvers.transport.lightsb import _loss_and_grad  # noqa: F401  (same loss as scored)
-
     rng = np.random.default_rng(0)
     x0, x1 = rng.normal(size=(400, 2)), np.concatenate([rng.normal(size=(200, 2)) + 3,
                                                          rng.normal(size=(200, 2)) - 3])
@@ -396,7 +399,6 @@ def test_split_without_displacement_leaves_the_model_unchanged(kind):
     """Splitting a component into two halves with the same r and S keeps c(x) and v(y),
     so the loss is unchanged to rounding; with a displacement the weights still sum to
     one and the children's means sit symmetrically about the parent's."""
-    from solvers.transport.lightsb import _Params, _split_components, _loss_and_grad
     from solvers._lib.rng import Draws
     import array_api_compat.numpy as cnp
 
@@ -408,13 +410,13 @@ def test_split_without_displacement_leaves_the_model_unchanged(kind):
     q = (rng.normal(size=(K, D)) * 0.2 if kind == "diag"
          else np.tril(rng.normal(size=(K, D, D)) * 0.1) + np.eye(D))
     p = _Params(la, r, q, kind)
-    before, _ = _loss_and_grad(x, y, p, eps, cnp, "numpy")
-    same = _split_components(p, x, eps, Draws(0, cnp), cnp, 2 * K, "numpy", scale=0.0)
+    before, _ = loss_and_grad(x, y, p, eps, cnp, Kernels.generic(cnp, "numpy"))
+    same = split_components(p, x, eps, Draws(0, cnp), cnp, 2 * K, "numpy", scale=0.0)
     assert same.r.shape == (2 * K, D)
-    after, _ = _loss_and_grad(x, y, same, eps, cnp, "numpy")
+    after, _ = loss_and_grad(x, y, same, eps, cnp, Kernels.generic(cnp, "numpy"))
     assert abs(float(after) - float(before)) < 1e-12 * abs(float(before))
     # the heaviest two of three only, when capped at K + 2
-    moved = _split_components(p, x, eps, Draws(1, cnp), cnp, K + 2, "numpy", scale=0.5)
+    moved = split_components(p, x, eps, Draws(1, cnp), cnp, K + 2, "numpy", scale=0.5)
     assert moved.r.shape == (K + 2, D)
     np.testing.assert_allclose(np.exp(moved.la).sum(), 1.0, rtol=1e-12)
     parents = np.flatnonzero(~np.isclose(moved.la[:K], la))

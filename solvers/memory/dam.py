@@ -31,7 +31,7 @@ from .._lib.validation import (as_float_array, check_finite, check_positive, che
                                check_choice)
 from ..lse import logsumexp, softmax
 from ..transport import bures_kernels as _bw
-from ..transport._kernel_table import backend_arg
+from ..transport._plumbing import backend_arg
 
 __all__ = ["GaussianMemory", "VectorMemory"]
 

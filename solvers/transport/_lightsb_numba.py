@@ -1,6 +1,9 @@
-"""Numba kernels for LightSB: component log-weights and exact sampling (diagonal S).
+"""Numba kernels for LightSB with diagonal S: gate log-weights, exact sampling, and the
+loss's sufficient statistics.
 
-Imported lazily by :mod:`solvers.transport.lightsb` (never at package import).
+Each is one inner operation whose generic twin (the reference it is tested against) is in
+:mod:`._lightsb_model`; they are reached through the table in :mod:`._lightsb_kernels`
+and imported lazily (never at package import).
 """
 import math
 
@@ -168,13 +171,24 @@ _diag_stats_serial = jit(_diag_stats_py)
 _diag_stats_parallel = jit_parallel(_diag_stats_py)
 
 
-def diag_stats(x, y, la, r, s, eps, nchunks=1):
+#: (rows x K x D) work below which one serial chunk runs (thread start-up dominates)
+PARALLEL_WORK = 400_000
+
+
+def diag_stats(x, y, la, r, s, eps, chunk=None, nchunks=None):
     """Sufficient statistics of the diagonal-S loss on a batch (float64 accumulation).
 
     Returns ``(sum log c(x), sum log v(y), stats_x, stats_y)`` with ``stats`` of shape
-    (K, 1 + 2 D): weight sums, weighted first and second moments.
+    (K, 1 + 2 D): weight sums, weighted first and second moments. ``chunk`` (rows per
+    block in the generic twin) is ignored: the kernel streams rows. ``nchunks=None``: one
+    chunk for minibatches, ``4 * threads`` chunks in parallel for full batches.
     """
     K, D = r.shape
+    if nchunks is None:
+        import numba
+
+        work = (x.shape[0] + y.shape[0]) * K * D
+        nchunks = 1 if work < PARALLEL_WORK else 4 * numba.get_num_threads()
     nchunks = max(1, min(int(nchunks), x.shape[0], y.shape[0]))
     acc_c = np.zeros((nchunks, K, 1 + 2 * D))
     acc_v = np.zeros((nchunks, K, 1 + 2 * D))
@@ -185,4 +199,6 @@ def diag_stats(x, y, la, r, s, eps, nchunks=1):
                 np.ascontiguousarray(la, dtype=f), np.ascontiguousarray(r, dtype=f),
                 np.ascontiguousarray(s, dtype=f), float(eps), nchunks, acc_c, acc_v, lse_sum)
     tot = lse_sum.sum(axis=0)
-    return tot[0], tot[1], acc_c.sum(axis=0), acc_v.sum(axis=0)
+    dt = np.result_type(x.dtype, r.dtype)
+    return (dt.type(tot[0]), dt.type(tot[1]), acc_c.sum(axis=0).astype(dt, copy=False),
+            acc_v.sum(axis=0).astype(dt, copy=False))

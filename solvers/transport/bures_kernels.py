@@ -24,7 +24,7 @@ call the functions of :mod:`solvers.transport.bures`.
 import numpy as np
 
 from .._lib.validation import as_float_array, check_finite, check_positive_definite
-from ._kernel_table import KernelTable
+from ._plumbing import KernelTable
 
 __all__ = ["KERNELS", "sym", "tiny", "roots", "sqrt_and_inv_sqrt", "sqdist_direct",
            "sqdist_gram", "chunk_rows", "cdist_full", "weighted_root_sum", "screened_cdist",

@@ -1,8 +1,9 @@
-"""The kernel-table class for the transport and memory areas.
+"""The shared ``_lib`` plumbing the transport and memory areas use, in one import place.
 
-``solvers._lib.kernels.KernelTable`` is the one implementation (issue 14); until it is on
-this branch a minimal stand-in with the same interface (``get``, ``has``, ``names``) is
-used. Remove the fallback once ``_lib/kernels.py`` is merged.
+``solvers._lib.kernels.KernelTable`` and ``solvers._lib.host.to_host`` are the one
+implementations (issue 14); until they are on this branch minimal stand-ins with the same
+interface are used. Remove the fallbacks once ``_lib/kernels.py`` / ``_lib/host.py`` are
+merged.
 """
 try:
     from .._lib.kernels import KernelTable
@@ -51,4 +52,21 @@ def backend_arg(be):
     return be.name
 
 
-__all__ = ["KernelTable", "backend_arg"]
+try:
+    from .._lib.host import to_host
+except ImportError:  # pragma: no cover - only before the shared module lands
+    def to_host(x):
+        """A numpy array holding the values of ``x`` (explicit device -> host copy)."""
+        import numpy as np
+
+        if x is None or isinstance(x, np.ndarray):
+            return x
+        get = getattr(x, "get", None)
+        if callable(get) and type(x).__module__.startswith("cupy"):
+            return get()
+        if hasattr(x, "__dlpack__"):
+            return np.from_dlpack(x)
+        return np.asarray(x)
+
+
+__all__ = ["KernelTable", "backend_arg", "to_host"]
