@@ -26,12 +26,12 @@ import numpy as np
 
 from .._lib.namespace import array_namespace, is_numpy_namespace, is_cupy_namespace
 from .._lib.backend import resolve_backend
-from .._lib.results import OptimizeResult, call_callback, Progress, STOPPED_BY_CALLBACK
+from .._lib.results import (OptimizeResult, Status, call_callback, Progress,
+                            STOPPED_BY_CALLBACK)
 from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
                                check_choice)
 from ..lse import logsumexp, softmax
 from ..transport import bures_kernels as _bw
-from ..transport._plumbing import backend_arg
 
 __all__ = ["GaussianMemory", "VectorMemory"]
 
@@ -156,7 +156,8 @@ def _evaluate(geom, state, beta, xp, lse_backend, rows, with_step):
 
 
 def _iterate(geom, state, beta, maxiter, tol, xp, lse_backend, *, callback=None,
-             progress=False, block=_BLOCK, n_patterns=1, to_user=None):
+             progress=False, block=_BLOCK, n_patterns=1, to_user=None,
+             to_input=lambda a: a):
     """The retrieval loop shared by every geometry.
 
     On namespaces with integer-array indexing (numpy, cupy) only the queries still moving
@@ -172,7 +173,8 @@ def _iterate(geom, state, beta, maxiter, tol, xp, lse_backend, *, callback=None,
     E_cur = xp.zeros((Q,), dtype=state[0].dtype)
     idx_cur = xp.zeros((Q,), dtype=xp.int64)
     trace = []
-    status, message = 1, f"maxiter={maxiter} reached before every query converged"
+    status, message = int(Status.MAXITER), (f"maxiter={maxiter} reached before every "
+                                            "query converged")
     with Progress(maxiter, "retrieve", enabled=progress) as bar:
         for t in range(maxiter + 1):
             last = t == maxiter
@@ -209,7 +211,8 @@ def _iterate(geom, state, beta, maxiter, tol, xp, lse_backend, *, callback=None,
                 state = tuple(_where_rows(moving, n, s, xp) for n, s in zip(new, state))
             nit = nit + xp.astype(moving, xp.int64)
             if bool(xp.any(xp.logical_and(moving, xp.logical_not(xp.isfinite(step2))))):
-                status, message = 2, "a non-finite state appeared (numerical failure)"
+                status, message = int(Status.NONFINITE), ("a non-finite state appeared "
+                                                          "(numerical failure)")
                 break
             converged = xp.logical_or(converged,
                                       xp.logical_and(moving, step2 <= tol * tol))
@@ -218,20 +221,20 @@ def _iterate(geom, state, beta, maxiter, tol, xp, lse_backend, *, callback=None,
             bar.update(1, converged=n_conv)
             if callback is not None:
                 user_state = to_user(state) if to_user is not None else state
-                if call_callback(callback, nit=t + 1, state=user_state, energy=E_cur,
-                                 converged=converged):
+                if call_callback(callback, x=to_input(user_state[0]), nit=t + 1,
+                                 state=user_state, energy=E_cur, converged=converged):
                     status, message = STOPPED_BY_CALLBACK
                     need = xp.ones((Q,), dtype=xp.bool)
                     maxiter = t + 1  # evaluate the final state once, then stop
                     continue
             if not bool(xp.any(need)):
-                status, message = 0, "every query converged"
+                status, message = int(Status.CONVERGED), "every query converged"
                 break
     return state, nit, converged, idx_cur, xp.stack(trace, axis=0), status, message
 
 
 def _lse_backend(be):
-    return backend_arg(be)
+    return _bw.backend_arg(be)
 
 
 def _offdiag_scale(M, xp):
@@ -453,8 +456,9 @@ class VectorMemory:
         tol : float
             Stop a query when ``|xi_{t+1} - xi_t| <= tol``.
         callback : callable, optional
-            ``callback(OptimizeResult(nit, state, energy, converged))`` each iteration;
-            raising ``StopIteration`` stops.
+            ``callback(OptimizeResult(x, nit, state, energy, converged))`` each
+            iteration, ``x`` the current states (Q, d) in the input's namespace; raising
+            ``StopIteration`` stops (``success=False``, ``status=99``).
         progress : bool
 
         Returns
@@ -491,7 +495,8 @@ class VectorMemory:
         xp = self._be.xp
         state, nit, conv, index, trace, status, message = _iterate(
             self._geom, (x,), self.beta, maxiter, tol, xp, _lse_backend(self._be),
-            callback=callback, progress=progress, n_patterns=self.n_patterns)
+            callback=callback, progress=progress, n_patterns=self.n_patterns,
+            to_input=self._be.to_input)
         return _result(self._be, single, status, message, nit, conv, index, trace,
                        x=state[0])
 
@@ -934,8 +939,9 @@ class GaussianMemory:
             Stop a query when the step :math:`W_2(\\xi_t, \\xi_{t+1}) \\le` ``tol``
             (computed without cancellation from the step's Monge map).
         callback : callable, optional
-            ``callback(OptimizeResult(nit, state, energy, converged))`` after each
-            iteration; raising ``StopIteration`` stops.
+            ``callback(OptimizeResult(x, nit, state, energy, converged))`` after each
+            iteration, ``x`` the current means (Q, d) in the input's namespace; raising
+            ``StopIteration`` stops (``success=False``, ``status=99``).
         progress : bool
 
         Returns
@@ -981,7 +987,7 @@ class GaussianMemory:
             callback=callback, progress=progress, n_patterns=self.n_patterns,
             block=_BLOCK if geom is not self._full else max(
                 1, _BLOCK // (self.dim * self.dim)),
-            to_user=to_user)
+            to_user=to_user, to_input=self._be.to_input)
         m, S = to_user(state)
         path = self.path if geom is self._vec else "full"
         return _result(self._be, single, status, message, nit, conv, index, trace,

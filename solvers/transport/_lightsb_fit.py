@@ -8,13 +8,17 @@ import math
 
 import numpy as np
 
-from .._lib.results import Progress, call_callback, STOPPED_BY_CALLBACK
+from .._lib.host import to_host
+from .._lib.optim import Adam, cosine_decay
+from .._lib.results import Progress, Status, call_callback, STOPPED_BY_CALLBACK
 from ._lightsb_model import Params, loss_and_grad, logits_c, softmax_rows
-from ._plumbing import to_host
 
-#: status and message when the loss or the parameters stop being finite
-NONFINITE = (2, "the loss became non-finite (lower lr or rescale the data)")
+#: (status, message) pairs of a fit, codes shared with every solver (``_lib.results``)
+NONFINITE = (int(Status.NONFINITE), "the loss became non-finite (lower lr or rescale the data)")
+BUDGET = (int(Status.MAXITER), "maximum number of iterations reached")
 _STOP = STOPPED_BY_CALLBACK[0]
+#: statuses that count as a successful fit (a spent Adam schedule or L-BFGS budget is one)
+SUCCESS = (int(Status.CONVERGED), int(Status.MAXITER))
 
 
 def kmeanspp_rows(y, K, draws, xp):
@@ -64,11 +68,6 @@ def split_components(p, x, eps, draws, xp, n_max, lse_backend, scale=0.1):
     r = xp.concat([p.r - onehot @ delta, xp.take(p.r, idx, axis=0) + delta], axis=0)
     return Params(xp.concat([la, xp.take(la, idx, axis=0)], axis=0), r,
                   xp.concat([p.q, xp.take(p.q, idx, axis=0)], axis=0), p.kind)
-
-
-def _cosine_lr(lr, decay, it, maxiter):
-    frac = (it - 1) / max(maxiter - 1, 1)
-    return lr * (decay + (1.0 - decay) * 0.5 * (1.0 + math.cos(math.pi * frac)))
 
 
 class _Fitter:
@@ -124,30 +123,28 @@ class _Fitter:
         return call_callback(self.callback, x=x, fun=fun, nit=nit)
 
     # -- optimizers ---------------------------------------------------------------------
-    def adam(self, p, nit_offset=0):
-        """Minibatch Adam on (eps * log alpha, r, q), the reference parameterisation."""
+    def minibatch_adam(self, p, nit_offset=0):
+        """Minibatch Adam (``solvers._lib.optim``) with a cosine schedule.
+
+        As in the reference code, the weights move as ``a = eps * log alpha`` (gradient
+        ``g / eps``): Adam's step is invariant to the gradient's scale, so this is Adam on
+        ``log alpha`` with step size ``eps * lr``.
+        """
         xp, o, eps = self.xp, self.opts, self.eps
-        b1, b2, tiny = 0.9, 0.999, 1e-8
-        mom = [xp.zeros_like(a) for a in p.arrays()]
-        vel = [xp.zeros_like(a) for a in p.arrays()]
+        total = max(o["maxiter"] - 1, 1)
+        opt_la = Adam([p.la], lr=cosine_decay(o["lr"] * eps, total, o["lr_decay"]), xp=xp)
+        opt_rq = Adam([p.r, p.q], lr=cosine_decay(o["lr"], total, o["lr_decay"]), xp=xp)
         n0, n1, bs, maxiter = self.x0.shape[0], self.x1.shape[0], o["batch_size"], o["maxiter"]
         history, nit = [], 0
-        status, message = 0, "maximum number of iterations reached"
+        status, message = BUDGET
         with Progress(maxiter, "lightsb adam", enabled=self.progress) as bar:
             for it in range(1, maxiter + 1):
                 xb = xp.take(self.x0, self.draws.integers(0, n0, (min(bs, n0),)), axis=0)
                 yb = xp.take(self.x1, self.draws.integers(0, n1, (min(bs, n1),)), axis=0)
                 loss, g = loss_and_grad(xb, yb, p, eps, xp, self.kernels)
-                step = _cosine_lr(o["lr"], o["lr_decay"], it, maxiter)
-                c1, c2 = 1.0 - b1 ** it, 1.0 - b2 ** it
-                new = []
-                # optimise a = eps * log alpha: gradient g.la / eps, update times eps
-                for i, (a, gr) in enumerate(zip(p.arrays(), (g.la / eps, g.r, g.q))):
-                    mom[i] = b1 * mom[i] + (1.0 - b1) * gr
-                    vel[i] = b2 * vel[i] + (1.0 - b2) * gr * gr
-                    upd = step * (mom[i] / c1) / (xp.sqrt(vel[i] / c2) + tiny)
-                    new.append(a - (upd * eps if i == 0 else upd))
-                p = Params(*new, p.kind)
+                (la,) = opt_la.step([p.la], [g.la / eps])
+                r, q = opt_rq.step([p.r, p.q], [g.r, g.q])
+                p = Params(la, r, q, p.kind)
                 lossf = float(loss)
                 history.append(lossf)
                 nit = it
@@ -223,15 +220,19 @@ class _Fitter:
         if state["stop"] == "callback":
             return STOPPED_BY_CALLBACK
         if state["stop"] == "early":
-            return 0, f"held-out loss stopped improving for {self.opts['patience']} iterations"
+            return (int(Status.CONVERGED), "held-out loss stopped improving for "
+                    f"{self.opts['patience']} iterations")
         if not np.isfinite(res.fun):
             return NONFINITE
-        return (0 if res.status in (0, 1) or res.success else 3), str(res.message)
+        # L-BFGS-B: 0 converged, 1 iteration budget, 2 the line search spent its
+        # evaluations without a sufficient decrease (abnormal termination)
+        code = {0: Status.CONVERGED, 1: Status.MAXITER}.get(int(res.status), Status.MAXFEV)
+        return int(code), str(res.message)
 
     def fit(self, p, nit_offset=0):
         """One fit from ``p``: ``(params, history, nit, status, message)``."""
         if self.opts["optimizer"] == "adam":
-            return self.adam(p, nit_offset)
+            return self.minibatch_adam(p, nit_offset)
         return self.lbfgs(p, nit_offset)
 
     # -- candidate fits -----------------------------------------------------------------

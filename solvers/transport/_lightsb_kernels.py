@@ -15,7 +15,8 @@ references the kernels are tested against. The algorithm modules receive a resol
 from functools import partial
 
 from ._lightsb_model import diag_stats_xp, log_weights_diag_xp, sample_diag_xp
-from ._plumbing import KernelTable, backend_arg
+from .._lib.kernels import KernelTable
+from .bures_kernels import backend_arg
 
 KERNELS = KernelTable(
     __package__,

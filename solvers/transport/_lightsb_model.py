@@ -8,7 +8,7 @@ lower-triangular factor L (K, D, D) with S = L L^T for full S.
 """
 import math
 
-from ._plumbing import to_host
+from .._lib.host import to_host
 from ..lse import logsumexp
 
 _LOG_2PI = math.log(2.0 * math.pi)

@@ -12,7 +12,7 @@ from .._lib.validation import as_float_array, check_finite, check_positive, chec
 from ..lse import logsumexp
 from ._lightsb_kernels import Kernels
 from ._lightsb_model import Params, S_matrices, drift, logits_c, sample, softmax_rows
-from ._plumbing import to_host
+from .._lib.host import to_host
 
 __all__ = ["SchrodingerBridgeResult", "bridge_from_parameters"]
 
@@ -94,8 +94,8 @@ class SchrodingerBridgeResult(OptimizeResult):
     # -- helpers ----------------------------------------------------------------------
     def _prep(self, x, name="x"):
         xp_in = array_namespace(x)
-        be = resolve_backend(self.backend if is_numpy_namespace(xp_in) or
-                             self.backend == "auto" else "auto", xp_in)
+        # numpy input follows the fit's backend; other namespaces run where they live
+        be = resolve_backend(self.backend if is_numpy_namespace(xp_in) else "auto", xp_in)
         xp = be.xp
         x = as_float_array(be.to_device(x), xp, name, ndim=(1, 2))
         one = x.ndim == 1

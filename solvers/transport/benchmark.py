@@ -30,6 +30,7 @@ Metrics (BW2-UVP convention, with the 1/2 factors):
 
 import numpy as np
 
+from .._lib.host import to_host
 from .._lib.rng import check_rng
 from .._lib.validation import check_int, check_positive
 from .bures import bures_wasserstein_distance
@@ -43,10 +44,6 @@ PUBLISHED_LIGHTSB_CBW_UVP = {
     1: {2: 0.05, 16: 0.09, 64: 0.24, 128: 0.62},
     10: {2: 0.07, 16: 0.11, 64: 0.21, 128: 0.37},
 }
-
-
-def _host(a):
-    return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
 def bw2_squared(m1, S1, m2, S2):
@@ -502,13 +499,13 @@ def bw_uvp(model, pair, *, n_samples=10_000, exact=False, rng=None):
     if exact:
         stats = []
         for obj in (model, pair):
-            m, C = (_host(a) for a in obj.conditional_moments(x))
+            m, C = (to_host(a) for a in obj.conditional_moments(x))
             mean = m.mean(axis=0)
             cov = C.mean(axis=0) + np.cov(m.T, bias=True).reshape(pair.dim, pair.dim)
             stats.append((mean, cov))
         (m1, C1), (m2, C2) = stats
     else:
-        m1, C1 = _moments(_host(model.sample(x, rng=gen)))
+        m1, C1 = _moments(to_host(model.sample(x, rng=gen)))
         m2, C2 = _moments(pair.sample_x1(n_samples, gen))
     return float(100.0 * bw2_squared(m1, C1, m2, C2) / (0.5 * pair.var_x1))
 
@@ -569,16 +566,16 @@ def cbw_uvp(model, pair, *, x=None, n_inputs=1000, n_samples=1000, exact=False, 
     x = np.asarray(x, dtype=np.float64)
     norm = 0.5 * pair.var_x1
     if exact:
-        m1, C1 = (_host(a) for a in model.conditional_moments(x))
-        m2, C2 = (_host(a) for a in pair.conditional_moments(x))
-        vals = _host(bw2_squared(m1, C1, m2, C2))
+        m1, C1 = (to_host(a) for a in model.conditional_moments(x))
+        m2, C2 = (to_host(a) for a in pair.conditional_moments(x))
+        vals = to_host(bw2_squared(m1, C1, m2, C2))
         return float(100.0 * np.mean(vals) / norm)
     n_samples = check_int(n_samples, "n_samples", minimum=2)
     chunk = chunk or max(1, int(4_000_000 // (n_samples * pair.dim)))
     vals = []
     for start in range(0, x.shape[0], chunk):
         xb = x[start:start + chunk]
-        m1, C1 = _moments(_host(model.sample(xb, n_samples=n_samples, rng=gen)))
-        m2, C2 = _moments(_host(pair.sample(xb, n_samples=n_samples, rng=gen)))
-        vals.append(_host(bw2_squared(m1, C1, m2, C2)))
+        m1, C1 = _moments(to_host(model.sample(xb, n_samples=n_samples, rng=gen)))
+        m2, C2 = _moments(to_host(pair.sample(xb, n_samples=n_samples, rng=gen)))
+        vals.append(to_host(bw2_squared(m1, C1, m2, C2)))
     return float(100.0 * np.mean(np.concatenate(vals)) / norm)

@@ -35,11 +35,12 @@ import numpy as np
 
 from .._lib.backend import resolve_backend
 from .._lib.namespace import array_namespace
+from .._lib.results import make_result
 from .._lib.rng import Draws, check_rng
 from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
                                check_choice)
 from ..lse import logsumexp
-from ._lightsb_fit import _Fitter, NONFINITE
+from ._lightsb_fit import _Fitter, NONFINITE, SUCCESS
 from ._lightsb_kernels import Kernels
 from ._lightsb_model import Params, S_matrices
 from ._lightsb_result import SchrodingerBridgeResult, bridge_from_parameters
@@ -265,14 +266,16 @@ def _finish(runs, opts, be, backend, seconds):
     la = params.la - logsumexp(params.la, backend=Kernels(be).lse)
     params = Params(la, params.r, params.q, opts["covariance"])
     finite = all(bool(xp.all(xp.isfinite(a))) for a in params.arrays())
-    if not finite and status == 0:
+    if not finite and status in SUCCESS:
         status, message = NONFINITE[0], "parameters became non-finite"
     hist = np.asarray(history, dtype=np.float64)
-    res = SchrodingerBridgeResult(
+    res = make_result(
+        status, success=status in SUCCESS, message=message,
+        result_class=SchrodingerBridgeResult,
         log_alpha=be.to_input(la), r=be.to_input(params.r),
         S=be.to_input(S_matrices(params, xp)), epsilon=opts["epsilon"],
         covariance=opts["covariance"], fun=float(hist[-1]) if hist.size else math.nan,
-        loss=hist, nit=nit, success=status == 0 and finite, status=status, message=message,
-        optimizer=opts["optimizer"], n_components=int(params.r.shape[0]), backend=backend,
-        restart_scores=scores, stages=stages, fit_seconds=seconds)
+        loss=hist, nit=nit, optimizer=opts["optimizer"],
+        n_components=int(params.r.shape[0]), backend=backend, restart_scores=scores,
+        stages=stages, fit_seconds=seconds)
     return res._attach(params)
