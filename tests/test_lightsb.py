@@ -460,3 +460,50 @@ def test_auto_init_keeps_the_better_of_split_and_kmeanspp():
         assert sb.n_components == kept
     one = schrodinger_bridge(x0, x1, 1.0, n_components=1, rng=0)
     assert len(one.restart_scores) == 1 and one.n_components == 1
+
+
+def test_result_keys_hide_the_fitted_internals():
+    """Issue 17 item 12: keys() / repr show result fields only; the methods still work
+    and a pickled bridge keeps them."""
+    import pickle
+
+    rng = np.random.default_rng(0)
+    sb = schrodinger_bridge(rng.normal(size=(200, 2)), rng.normal(size=(200, 2)) + 1, 1.0,
+                            n_components=2, maxiter=20, rng=0)
+    assert not any(k.startswith("_") for k in sb.keys())
+    assert "_params" not in repr(sb) and "_eig" not in repr(sb)
+    back = pickle.loads(pickle.dumps(sb))
+    np.testing.assert_array_equal(back.sample(np.zeros((3, 2)), rng=1),
+                                  sb.sample(np.zeros((3, 2)), rng=1))
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "lbfgs"])
+@pytest.mark.parametrize("covariance", ["diag", "full"])
+def test_callback_sees_the_iterate_as_an_array_of_the_input_namespace(xp, optimizer,
+                                                                      covariance):
+    """intermediate_result.x is the flat parameter vector [log alpha, r, q] (never a
+    private object), in the input's namespace; a stop is success=False, status 99."""
+    from solvers._lib.namespace import array_namespace
+
+    rng = np.random.default_rng(0)
+    K, D = 2, 2
+    x0, x1 = xp.asarray(rng.normal(size=(60, D))), xp.asarray(rng.normal(size=(60, D)) + 1)
+    seen = []
+
+    def cb(res):
+        seen.append(res.x)
+        if len(seen) == 3:
+            raise StopIteration
+
+    sb = schrodinger_bridge(x0, x1, 1.0, n_components=K, covariance=covariance,
+                            optimizer=optimizer, init="kmeans++", maxiter=10, rng=0,
+                            callback=cb)
+    assert sb.status == 99 and sb.success is False and len(seen) == 3
+    q_size = K * D if covariance == "diag" else K * D * D
+    for x in seen:
+        assert array_namespace(x) is array_namespace(x0)
+        assert tuple(x.shape) == (K + K * D + q_size,)
+    if optimizer == "adam":  # (L-BFGS returns the best held-out iterate seen)
+        last = to_numpy(seen[-1])
+        np.testing.assert_allclose(last[K:K + K * D].reshape(K, D), to_numpy(sb.r),
+                                   rtol=1e-12)

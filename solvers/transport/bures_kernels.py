@@ -88,11 +88,16 @@ def _pair_roots(R, S, xp, *, vectors):
     """Eigen-roots of ``R_q S_i R_q`` for all pairs: traces (Q, N) and, if asked, the
     weighted-sum-ready factors ``(V, sqrt(lam))``."""
     C = sym(R[:, None, :, :] @ S[None, :, :, :] @ R[:, None, :, :], xp)
+    # LAPACK on NaN/inf is undefined (garbage or an error): such pairs get NaN roots and
+    # are decomposed as the identity
+    bad = xp.logical_not(xp.all(xp.isfinite(C), axis=(-2, -1)))
+    C = xp.where(bad[..., None, None], xp.eye(C.shape[-1], dtype=C.dtype), C)
     if vectors:
         lam, V = xp.linalg.eigh(C)
     else:
         lam, V = xp.linalg.eigvalsh(C), None
     s = xp.sqrt(xp.maximum(lam, xp.zeros_like(lam)))
+    s = xp.where(bad[..., None], xp.asarray(float("nan"), dtype=s.dtype), s)
     return xp.sum(s, axis=-1), V, s
 
 
@@ -116,7 +121,9 @@ def weighted_root_sum_xp(R, S, W, xp, budget=BLOCK_FLOATS):
     out = []
     for a, b in chunk_rows(R.shape[0], S.shape[0] * d * d, budget):
         _, V, s = _pair_roots(R[a:b, ...], S, xp, vectors=True)
-        ws = s * W[a:b, :, None]
+        w = W[a:b, :, None]
+        # a zero weight drops its pair (as the kernels do), even a NaN one
+        ws = xp.where(w == 0, xp.zeros_like(s), s * w)
         M = xp.sum((V * ws[..., None, :]) @ xp.matrix_transpose(V), axis=1)
         out.append(sym(M, xp))
     if not out:
