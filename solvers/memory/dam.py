@@ -147,6 +147,9 @@ def _evaluate(geom, state, beta, xp, lse_backend, rows, with_step):
             new, step2 = geom.step(sub, xp.exp(logits - lse[:, None]))
             parts_new.append(new)
             parts_step.append(step2)
+    if not rows:  # no queries: empty energies, indices and steps
+        empty = xp.zeros((0,), dtype=state[0].dtype)
+        return empty, xp.zeros((0,), dtype=xp.int64), state, empty
     cat = (lambda parts: parts[0] if len(parts) == 1 else xp.concat(parts, axis=0))
     E, index = cat(parts_E), cat(parts_idx)
     if not with_step:
@@ -238,7 +241,9 @@ def _lse_backend(be):
 
 
 def _offdiag_scale(M, xp):
-    """max |off-diagonal| and max |entry| of a stack of matrices."""
+    """max |off-diagonal| and max |entry| of a stack of matrices (0, 0 when empty)."""
+    if M.shape[0] == 0 or M.shape[-1] == 0:
+        return 0.0, 0.0
     d = M.shape[-1]
     eye = xp.eye(d, dtype=M.dtype)
     off = xp.max(xp.abs(M * (1 - eye)))
@@ -302,7 +307,7 @@ class VectorMemory:
         X = as_float_array(self._be.to_device(patterns), self._be.xp, "patterns", ndim=2)
         check_finite(X, self._be.xp, "patterns")
         if X.shape[0] < 1:
-            raise ValueError("patterns must hold at least one pattern")
+            raise ValueError("patterns must hold at least one stored pattern, got 0 rows")
         self.patterns = X
         self._geom = _VectorGeometry(X, self._be.xp, self.similarity)
 
@@ -567,11 +572,13 @@ class GaussianMemory:
             screen = check_positive(screen, "screen")
         self.screen = screen
         covs_in = as_float_array(be.to_device(covs), xpc, "covs")
+        if covs_in.ndim >= 1 and covs_in.shape[0] == 0:
+            raise ValueError("means and covs must hold at least one stored pattern, got 0")
         self.diagonal_storage = covs_in.ndim == 2
         m, S = _bw.check_gaussians(be.to_device(means), covs_in, xpc, "",
                                     diagonal=self.diagonal_storage)
         if m.shape[0] < 1:
-            raise ValueError("means must hold at least one pattern")
+            raise ValueError("means and covs must hold at least one stored pattern, got 0")
         dtype = xpc.result_type(m.dtype, S.dtype)
         self.means, self.covs = xpc.astype(m, dtype), xpc.astype(S, dtype)
         self._forced_fast = path in ("diagonal", "commuting")

@@ -199,6 +199,8 @@ def check_gaussians(m, S, xp, name, *, diagonal, batch=True):
         raise ValueError(f"{sname} must hold {kind} of shape {want} to match {mname} with "
                          f"shape {tuple(m.shape)}, got {tuple(S.shape)}")
     check_finite(m, xp, mname)
+    if m.shape[0] == 0:  # an empty batch: nothing to check (and no reduction to run)
+        return m, S
     if diagonal:
         check_finite(S, xp, sname)
         if bool(xp.any(S <= 0)):
