@@ -32,6 +32,7 @@ from .._lib.validation import (as_float_array, check_finite, check_positive, che
                                check_choice)
 from ..lse import logsumexp, softmax
 from ..transport import bures_kernels as _bw
+from ._dask import is_dask_array, retrieve_dask
 
 __all__ = ["GaussianMemory", "VectorMemory"]
 
@@ -302,6 +303,7 @@ class VectorMemory:
     def __init__(self, patterns, beta=1.0, *, similarity="euclidean", backend="auto"):
         xp = array_namespace(patterns)
         self._be = resolve_backend(backend, xp)
+        self._backend = backend
         self.beta = check_positive(beta, "beta")
         self.similarity = check_choice(similarity, ("euclidean", "dot"), "similarity")
         X = as_float_array(self._be.to_device(patterns), self._be.xp, "patterns", ndim=2)
@@ -457,6 +459,9 @@ class VectorMemory:
         Parameters
         ----------
         x : array, shape (Q, d) or (d,)
+            Queries; a dask array of shape (Q, d) is retrieved chunk by chunk and the
+            result holds lazy dask arrays (no ``energy`` trace; ``status`` and
+            ``success`` are lazy 0-d arrays; no ``callback`` or ``progress``).
         maxiter : int
         tol : float
             Stop a query when ``|xi_{t+1} - xi_t| <= tol``.
@@ -496,6 +501,12 @@ class VectorMemory:
         """
         maxiter = check_int(maxiter, "maxiter", minimum=0)
         tol = check_positive(tol, "tol", strict=False)
+        if is_dask_array(x):
+            _no_live_output(callback, progress)
+            payload = ("vector", (self._be.to_input(self.patterns), self.beta),
+                       dict(similarity=self.similarity, backend=self._backend))
+            return retrieve_dask(payload, (x,), maxiter=maxiter, tol=tol,
+                                 dtype=np.result_type(x.dtype, self.patterns.dtype))
         x, single = self._queries(x)
         xp = self._be.xp
         state, nit, conv, index, trace, status, message = _iterate(
@@ -565,6 +576,7 @@ class GaussianMemory:
     def __init__(self, means, covs, beta=1.0, *, path="auto", screen=50.0, backend="auto"):
         xp = array_namespace(means, covs)
         be = self._be = resolve_backend(backend, xp)
+        self._options = dict(path=path, screen=screen, backend=backend)
         xpc = be.xp
         self.beta = check_positive(beta, "beta")
         check_choice(path, ("auto", "full", "diagonal", "commuting"), "path")
@@ -939,6 +951,11 @@ class GaussianMemory:
         Parameters
         ----------
         means : array, shape (Q, d) or (d,)
+            Query means; with dask arrays of queries (means and/or covs) the batched
+            retrieval is mapped over row chunks (the stored patterns sent once to each
+            worker) and the result holds lazy dask arrays: ``means``, ``covs``, ``nit``,
+            ``converged``, ``index``, ``fun``, and 0-d ``status`` / ``success`` (no
+            ``energy`` trace or ``path``; no ``callback`` or ``progress``).
         covs : array, shape (Q, d, d) or (d, d); variances (Q, d) or (d,) when the
             memory stores variances
         maxiter : int
@@ -986,6 +1003,12 @@ class GaussianMemory:
         """
         maxiter = check_int(maxiter, "maxiter", minimum=0)
         tol = check_positive(tol, "tol", strict=False)
+        if is_dask_array(means) or is_dask_array(covs):
+            _no_live_output(callback, progress)
+            payload = ("gaussian", (self._be.to_input(self.means),
+                                    self._be.to_input(self.covs), self.beta), self._options)
+            return retrieve_dask(payload, (means, covs), maxiter=maxiter, tol=tol,
+                                 dtype=np.result_type(means.dtype, self.means.dtype))
         qm, qS, single = self._queries(means, covs)
         geom, state, to_user = self._state(qm, qS)
         xp = self._be.xp
@@ -999,6 +1022,12 @@ class GaussianMemory:
         path = self.path if geom is self._vec else "full"
         return _result(self._be, single, status, message, nit, conv, index, trace,
                        means=m, covs=S, path=path)
+
+
+def _no_live_output(callback, progress):
+    if callback is not None or progress:
+        raise ValueError("callback and progress are not available with dask queries (the "
+                         "chunks run on the workers); compute the lazy result instead")
 
 
 def _result(be, single, status, message, nit, conv, index, trace, **arrays):
