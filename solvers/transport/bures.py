@@ -9,8 +9,6 @@ The trace term is the squared Bures distance. Matrix square roots go through a s
 eigendecomposition with eigenvalues clipped at zero, so a ``-1e-16`` rounding eigenvalue
 never produces NaN (POT's numpy ``sqrtm`` does).
 """
-import numpy as np
-
 from .._lib.backend import resolve_backend
 from .._lib.namespace import array_namespace
 from .._lib.validation import as_float_array, check_finite, check_positive_definite
