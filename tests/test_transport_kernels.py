@@ -159,3 +159,21 @@ def test_screened_cdist_exact_entries_match_generic(value):
     finite_rows = np.isfinite(ref).all(axis=1)
     np.testing.assert_allclose(got[finite_rows].min(axis=1), ref[finite_rows].min(axis=1),
                                rtol=1e-10)
+
+
+def test_cupy_kernels_run_their_generic_code_on_any_namespace():
+    """The CuPy entries are the generic code in device-sized blocks (run here on numpy):
+    same numbers as the twins, the screened one exact (no pair skipped)."""
+    from solvers.transport import _bures_cupy
+
+    a = _bures_problem(np.float64, Q=4, N=6, d=3, seed=1)
+    args = (a["qm"], a["R"], a["trq"], a["m"], a["S"], a["trS"])
+    ref = bk.cdist_full_xp(*args, cnp)
+    rq, rS = np.zeros((4, 3)), np.zeros((6, 3))
+    got = _bures_cupy.screened_cdist(a["qm"], a["R"], a["trq"], rq, a["m"], a["S"],
+                                     a["trS"], rS, 0.0, xp=cnp)
+    np.testing.assert_allclose(got, ref, rtol=1e-12)
+    W = a["W"].copy()
+    W[:, 0] = 0.0  # a column dropped for every query
+    np.testing.assert_allclose(_bures_cupy.weighted_root_sum(a["R"], a["S"], W, xp=cnp),
+                               bk.weighted_root_sum_xp(a["R"], a["S"], W, cnp), rtol=1e-12)
