@@ -507,3 +507,14 @@ def test_callback_sees_the_iterate_as_an_array_of_the_input_namespace(xp, optimi
         last = to_numpy(seen[-1])
         np.testing.assert_allclose(last[K:K + K * D].reshape(K, D), to_numpy(sb.r),
                                    rtol=1e-12)
+
+
+@pytest.mark.parametrize("S, match", [
+    (np.array([[[1.0, 2.0], [2.0, 1.0]]]), "positive definite"),
+    (np.array([[[1.0, 0.5], [0.0, 1.0]]]), "symmetric"),
+    (np.array([[[np.nan, 0.0], [0.0, 1.0]]]), "S"),
+])
+def test_bridge_from_parameters_rejects_bad_full_S_by_name(S, match):
+    """A ValueError naming S, not a LinAlgError from the Cholesky factorisation."""
+    with pytest.raises(ValueError, match=match):
+        bridge_from_parameters(np.zeros(1), np.zeros((1, 2)), S, 1.0)

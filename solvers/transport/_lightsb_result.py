@@ -8,7 +8,8 @@ from .._lib.backend import resolve_backend
 from .._lib.namespace import array_namespace, is_numpy_namespace
 from .._lib.results import OptimizeResult
 from .._lib.rng import Draws, check_rng
-from .._lib.validation import as_float_array, check_finite, check_positive, check_int
+from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
+                               check_positive_definite)
 from ..lse import logsumexp
 from ._lightsb_kernels import Kernels
 from ._lightsb_model import Params, S_matrices, drift, logits_c, sample, softmax_rows
@@ -472,18 +473,15 @@ def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
     ------
     ValueError
         ``epsilon <= 0`` or not finite, arrays with the wrong number of dimensions,
-        ``log_alpha``, ``r`` and ``S`` that disagree on ``K`` or ``D``, a diagonal ``S``
-        with a non-positive entry, or an unknown ``backend``.
+        ``log_alpha``, ``r`` and ``S`` that disagree on ``K`` or ``D``, NaN/inf entries,
+        a diagonal ``S`` with a non-positive entry, a full ``S`` that is not symmetric
+        positive definite, or an unknown ``backend``.
     TypeError
         ``epsilon`` not a real number, or complex or non-numeric arrays.
-    numpy.linalg.LinAlgError
-        Full ``S`` that is not positive definite (its Cholesky factorisation fails; numpy
-        input).
 
     Notes
     -----
-    A diagonal ``S`` with a non-positive entry raises ``ValueError``. Full ``S`` is symmetrised
-    before factorisation.
+    Full ``S`` is symmetrised before factorisation.
 
     References
     ----------
@@ -507,8 +505,12 @@ def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
     kind = "diag" if S.ndim == 2 else "full"
     if S.shape[0] != r.shape[0] or la.shape[0] != r.shape[0] or S.shape[1] != r.shape[1]:
         raise ValueError("log_alpha, r and S must describe the same K components of dimension D")
+    for name, a in (("log_alpha", la), ("r", r), ("S", S)):
+        check_finite(a, xp, name)
     if kind == "diag" and not bool(xp.all(S > 0)):
         raise ValueError("diagonal S must have positive entries (it is a covariance scale)")
+    if kind == "full":
+        check_positive_definite(S, xp, "S")
     q = xp.log(S) if kind == "diag" else xp.linalg.cholesky(0.5 * (S + xp.matrix_transpose(S)))
     la = la - logsumexp(la, backend="auto")
     params = Params(la, r, q, kind)
