@@ -518,3 +518,29 @@ def test_bridge_from_parameters_rejects_bad_full_S_by_name(S, match):
     """A ValueError naming S, not a LinAlgError from the Cholesky factorisation."""
     with pytest.raises(ValueError, match=match):
         bridge_from_parameters(np.zeros(1), np.zeros((1, 2)), S, 1.0)
+
+
+def test_adam_history_is_the_same_with_batched_host_syncs():
+    """Without a callback the losses reach the host every SYNC_EVERY steps; the history,
+    nit and parameters equal the per-step run (a no-op callback forces one sync a step)."""
+    rng = np.random.default_rng(0)
+    x0, x1 = rng.normal(size=(300, 2)), rng.normal(size=(300, 2)) + 1
+    kw = dict(n_components=3, optimizer="adam", maxiter=123, rng=0)
+    batched = schrodinger_bridge(x0, x1, 1.0, **kw)
+    per_step = schrodinger_bridge(x0, x1, 1.0, callback=lambda r: None, **kw)
+    assert batched.nit == per_step.nit == 123 and batched.loss.size == 123
+    np.testing.assert_array_equal(batched.loss, per_step.loss)
+    np.testing.assert_array_equal(batched.S, per_step.S)
+    assert batched.status == per_step.status == 1 and batched.success
+
+
+def test_adam_non_finite_loss_stops_at_the_first_bad_step():
+    """A loss that overflows ends the fit with the shared non-finite status (4),
+    success=False, and a history ending at the first non-finite value."""
+    rng = np.random.default_rng(0)
+    x0, x1 = rng.normal(size=(200, 2)), rng.normal(size=(200, 2))
+    sb = schrodinger_bridge(1e154 * x0, x1, 1e-300, n_components=2, optimizer="adam",
+                            maxiter=200, rng=0)
+    assert sb.status == 4 and sb.success is False
+    assert not np.isfinite(sb.loss[-1]) and np.all(np.isfinite(sb.loss[:-1]))
+    assert sb.nit == sb.loss.size

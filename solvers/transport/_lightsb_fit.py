@@ -17,6 +17,8 @@ from ._lightsb_model import Params, loss_and_grad, logits_c, softmax_rows
 NONFINITE = (int(Status.NONFINITE), "the loss became non-finite (lower lr or rescale the data)")
 BUDGET = (int(Status.MAXITER), "maximum number of iterations reached")
 _STOP = STOPPED_BY_CALLBACK[0]
+#: Adam steps between two copies of the loss history to the host (without a callback)
+SYNC_EVERY = 50
 #: statuses that count as a successful fit (a spent Adam schedule or L-BFGS budget is one)
 SUCCESS = (int(Status.CONVERGED), int(Status.MAXITER))
 
@@ -135,8 +137,11 @@ class _Fitter:
         opt_la = Adam([p.la], lr=cosine_decay(o["lr"] * eps, total, o["lr_decay"]), xp=xp)
         opt_rq = Adam([p.r, p.q], lr=cosine_decay(o["lr"], total, o["lr_decay"]), xp=xp)
         n0, n1, bs, maxiter = self.x0.shape[0], self.x1.shape[0], o["batch_size"], o["maxiter"]
-        history, nit = [], 0
+        history, nit, pending = [], 0, []
         status, message = BUDGET
+        # losses reach the host once per `every` steps (one device sync, not one per step)
+        # unless a callback or the progress bar needs each one
+        every = 1 if (self.callback is not None or self.progress) else SYNC_EVERY
         with Progress(maxiter, "lightsb adam", enabled=self.progress) as bar:
             for it in range(1, maxiter + 1):
                 xb = xp.take(self.x0, self.draws.integers(0, n0, (min(bs, n0),)), axis=0)
@@ -145,14 +150,20 @@ class _Fitter:
                 (la,) = opt_la.step([p.la], [g.la / eps])
                 r, q = opt_rq.step([p.r, p.q], [g.r, g.q])
                 p = Params(la, r, q, p.kind)
-                lossf = float(loss)
-                history.append(lossf)
-                nit = it
-                if not math.isfinite(lossf):
+                pending.append(xp.asarray(loss))
+                if len(pending) < every and it < maxiter:
+                    continue
+                values = to_host(xp.stack(pending)).astype(np.float64)
+                pending = []
+                bad = np.flatnonzero(~np.isfinite(values))
+                keep = values if bad.size == 0 else values[:bad[0] + 1]
+                history += keep.tolist()
+                nit = it - values.size + keep.size
+                if bad.size:
                     status, message = NONFINITE
                     break
-                bar.update(1, loss=lossf)
-                if self._stop_requested(p, lossf, nit_offset + it):
+                bar.update(keep.size, loss=history[-1])
+                if self._stop_requested(p, history[-1], nit_offset + it):
                     status, message = STOPPED_BY_CALLBACK
                     break
         return p, history, nit, status, message
