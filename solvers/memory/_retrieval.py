@@ -200,8 +200,8 @@ def _iterate(geom, state, beta, maxiter, tol, xp, lse_backend, *, callback=None,
             converged = xp.logical_or(converged,
                                       xp.logical_and(moving, step2 <= tol * tol))
             need = moving
-            n_conv = int(xp.sum(xp.astype(converged, xp.int64)))
-            bar.update(1, converged=n_conv)
+            if progress:  # the count is a device sync: only when it is shown
+                bar.update(1, converged=int(xp.sum(xp.astype(converged, xp.int64))))
             if callback is not None:
                 user_state = to_user(state) if to_user is not None else state
                 if call_callback(callback, x=to_input(user_state[0]), nit=t + 1,
