@@ -186,7 +186,7 @@ def test_drift_is_conditional_expectation_velocity():
     """Independent check of the closed-form drift: for the Gaussian bridge,
     g(x, t) = (E[Y | X_t = x] - x) / (1 - t), computed from the joint Gaussian of (X_t, Y)."""
     _, a, A, plan, sb = _closed_form_bridge()
-    d, eps = 2, plan.epsilon
+    d = 2
     B, C = plan.covariance[d:, d:], plan.cross_covariance
     b = plan.mean[d:]
     x = np.random.default_rng(4).normal(size=(5, d))

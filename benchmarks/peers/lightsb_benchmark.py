@@ -60,7 +60,8 @@ def run_cell(D, eps, n, *, rotated=False, sample_metric=True, fit_kwargs=None, s
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     xt = pair.sample_x0(1000, np.random.default_rng(seed + 2))
     row = {"D": D, "eps": eps, "n": n, "rotated": rotated, "optimizer": sb.optimizer,
-           "nit": int(sb.nit), "n_components": int(sb.n_components), "fit_wall_s": wall, "fit_cpu_s": cpu,
+           "nit": int(sb.nit), "n_components": int(sb.n_components), "fit_wall_s": wall,
+           "fit_cpu_s": cpu,
            "cbw_uvp_exact": cbw_uvp(sb, pair, x=xt, exact=True), "message": sb.message,
            "published": PUBLISHED_LIGHTSB_CBW_UVP[eps if eps != 1.0 else 1][D]
            if D in (2, 16, 64, 128) else None}

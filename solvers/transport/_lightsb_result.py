@@ -323,7 +323,8 @@ class SchrodingerBridgeResult(OptimizeResult):
             return None
         if self._eig is None:
             S = S_matrices(self._params, array_namespace(self._params.r))
-            lam, U = array_namespace(S).linalg.eigh(0.5 * (S + array_namespace(S).matrix_transpose(S)))
+            xs = array_namespace(S)
+            lam, U = xs.linalg.eigh(0.5 * (S + xs.matrix_transpose(S)))
             object.__setattr__(self, "_eig", (lam, U))
         lam, U = self._eig
         if array_namespace(lam) is not xp:
@@ -384,7 +385,8 @@ class SchrodingerBridgeResult(OptimizeResult):
         for i in range(n_steps):
             t = i * h
             noise = draws.normal(tuple(x.shape), dtype=x.dtype)
-            x = x + h * drift(x, t, p, self.epsilon, xp, lb, eig) + math.sqrt(self.epsilon * h) * noise
+            x = (x + h * drift(x, t, p, self.epsilon, xp, lb, eig)
+                 + math.sqrt(self.epsilon * h) * noise)
             path.append(x)
         path = xp.stack(path, axis=0)
         if one:
@@ -443,7 +445,8 @@ class SchrodingerBridgeResult(OptimizeResult):
         else:
             yd, *_ = self._prep(y, "y")
             if yd.shape != xd.shape:
-                raise ValueError(f"y must have the shape of x {tuple(xd.shape)}, got {tuple(yd.shape)}")
+                raise ValueError(f"y must have the shape of x {tuple(xd.shape)}, "
+                                 f"got {tuple(yd.shape)}")
         noise = Draws(gen, xp).normal(tuple(xd.shape), dtype=xd.dtype)
         xt = t * yd + (1.0 - t) * xd + math.sqrt(self.epsilon * t * (1.0 - t)) * noise
         return self._out(xt, be, one)

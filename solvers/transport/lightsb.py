@@ -8,7 +8,8 @@ with Wiener prior :math:`dX_t = \\sqrt{\\varepsilon}\\, dW_t` between :math:`p_0
 .. math::
 
    v_\\theta(y) = \\sum_{k=1}^K \\alpha_k N(y \\mid r_k, \\varepsilon S_k), \\qquad
-   c_\\theta(x) = \\sum_k \\alpha_k \\exp\\Big(\\frac{x^\\top S_k x + 2 r_k^\\top x}{2\\varepsilon}\\Big),
+   c_\\theta(x) = \\sum_k \\alpha_k
+   \\exp\\Big(\\frac{x^\\top S_k x + 2 r_k^\\top x}{2\\varepsilon}\\Big),
 
 which gives the conditional plan in closed form,
 
