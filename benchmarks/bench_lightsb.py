@@ -22,7 +22,7 @@ class LightSBFit:
 
     def setup(self, backend, dim, epsilon):
         pin_blas_threads()
-        self.pair = make_pair(dim, epsilon, seed=0)
+        self.pair = make_pair(dim, epsilon, rng=0)
         rng = np.random.default_rng(1)
         self.x0 = self.pair.sample_x0(4000, rng)
         self.x1 = self.pair.sample_x1(4000, rng)
@@ -54,7 +54,7 @@ class LightSBFitFull:
 
     def setup(self, backend):
         pin_blas_threads()
-        self.pair = make_pair(16, 1.0, rotated=True, seed=0)
+        self.pair = make_pair(16, 1.0, rotated=True, rng=0)
         rng = np.random.default_rng(1)
         self.x0, self.x1 = self.pair.sample_x0(20_000, rng), self.pair.sample_x1(20_000, rng)
 
@@ -78,7 +78,7 @@ class LightSBSample:
 
     def setup(self, backend, dim):
         pin_blas_threads()
-        pair = make_pair(dim, 1.0, seed=0)
+        pair = make_pair(dim, 1.0, rng=0)
         from solvers.transport import bridge_from_parameters
 
         sb = pair.bridge()

@@ -216,7 +216,7 @@ def test_simulate_marginals_match_closed_form():
 def test_sample_matches_conditional_moments(rotated):
     from solvers.transport.benchmark import make_pair
 
-    pair = make_pair(3, 1.0, rotated=rotated, seed=1)
+    pair = make_pair(3, 1.0, rotated=rotated, rng=1)
     sb = pair.bridge()
     x = np.array([[0.3, -0.2, 0.5]])
     y = sb.sample(x, n_samples=40_000, rng=0)[0]
@@ -227,7 +227,7 @@ def test_sample_matches_conditional_moments(rotated):
 def test_numba_sampling_matches_generic():
     from solvers.transport.benchmark import make_pair
 
-    pair = make_pair(4, 0.5, seed=2)
+    pair = make_pair(4, 0.5, rng=2)
     sb = pair.bridge()
     x = pair.sample_x0(50, rng=0)
     p = sb._params
@@ -242,7 +242,7 @@ def test_numba_sampling_matches_generic():
 def test_log_weights_normalised_and_consistent():
     from solvers.transport.benchmark import make_pair
 
-    pair = make_pair(3, 0.3, seed=0)
+    pair = make_pair(3, 0.3, rng=0)
     x = pair.sample_x0(20, rng=0)
     sb = pair.bridge()
     lw = bridge_from_parameters(sb.log_alpha, sb.r, sb.S, 0.3, backend="numpy").log_weights(x)
@@ -280,7 +280,7 @@ def test_strict_namespace_matches_numpy(xp, optimizer):
 def test_full_drift_matches_diag_on_diagonal_parameters():
     from solvers.transport.benchmark import make_pair
 
-    sb = make_pair(3, 0.7, seed=4).bridge()
+    sb = make_pair(3, 0.7, rng=4).bridge()
     full = bridge_from_parameters(sb.log_alpha, sb.r, np.stack([np.diag(s) for s in sb.S]), 0.7)
     x = np.random.default_rng(0).normal(size=(6, 3))
     for t in (0.0, 0.5, 1.0):
@@ -341,7 +341,7 @@ def test_benchmark_pair_fit_reaches_published_accuracy(rotated):
     inputs. The bound 0.1 % leaves room for the finite-sample error at this n."""
     from solvers.transport.benchmark import make_pair, cbw_uvp
 
-    pair = make_pair(2, 1.0, rotated=rotated, seed=0)
+    pair = make_pair(2, 1.0, rotated=rotated, rng=0)
     rng = np.random.default_rng(1)
     x0, x1 = pair.sample_x0(20_000, rng), pair.sample_x1(20_000, rng)
     sb = schrodinger_bridge(x0, x1, 1.0, covariance="full" if rotated else "diag", rng=0)
@@ -356,7 +356,7 @@ def test_float32_stays_float32(backend):
     parameters are compared through the model's conditional means)."""
     from solvers.transport.benchmark import make_pair
 
-    pair = make_pair(2, 1.0, seed=3)
+    pair = make_pair(2, 1.0, rng=3)
     rng = np.random.default_rng(0)
     x0, x1 = pair.sample_x0(3000, rng), pair.sample_x1(3000, rng)
     kw = dict(n_components=5, rng=0, backend=backend, validation_fraction=0.0, maxiter=40)
@@ -434,7 +434,7 @@ def test_split_growth_escapes_the_fixed_k_local_optimum():
     (k-means++ start) on 500 inputs, so the bounds below separate the two."""
     from solvers.transport.benchmark import make_pair, cbw_uvp
 
-    pair = make_pair(64, 0.1, seed=0)
+    pair = make_pair(64, 0.1, rng=0)
     rng = np.random.default_rng(1)
     x0, x1 = pair.sample_x0(20_000, rng), pair.sample_x1(20_000, rng)
     sb = schrodinger_bridge(x0, x1, 0.1, rng=0, init="split")
@@ -544,3 +544,20 @@ def test_adam_non_finite_loss_stops_at_the_first_bad_step():
     assert sb.status == 4 and sb.success is False
     assert not np.isfinite(sb.loss[-1]) and np.all(np.isfinite(sb.loss[:-1]))
     assert sb.nit == sb.loss.size
+
+
+def test_make_pair_takes_rng_like_every_other_function():
+    """Issue 14: rng= (an int names a pair; seed= is a deprecated alias giving the same
+    pair); a Generator draws a potential from its stream."""
+    from solvers.transport.benchmark import make_pair
+
+    a = make_pair(3, 1.0, rng=4)
+    with pytest.warns(DeprecationWarning, match="rng="):
+        b = make_pair(3, 1.0, seed=4)
+    np.testing.assert_array_equal(a.means, b.means)
+    g1 = make_pair(3, 1.0, rng=np.random.default_rng(1))
+    g2 = make_pair(3, 1.0, rng=np.random.default_rng(1))
+    np.testing.assert_array_equal(g1.means, g2.means)
+    assert not np.array_equal(g1.means, a.means)
+    with pytest.raises(ValueError, match="rng"):
+        make_pair(3, 1.0, rng=-1)

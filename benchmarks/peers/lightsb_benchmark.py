@@ -48,7 +48,7 @@ REFERENCE_LR = {0.1: 1e-3, 1.0: 3e-3, 10.0: 6e-2}
 
 
 def run_cell(D, eps, n, *, rotated=False, sample_metric=True, fit_kwargs=None, seed=0):
-    pair = make_pair(D, eps, rotated=rotated, seed=seed)
+    pair = make_pair(D, eps, rotated=rotated, rng=seed)
     rng = np.random.default_rng(seed + 1)
     x0, x1 = pair.sample_x0(n, rng), pair.sample_x1(n, rng)
     kw = dict(rng=seed)
@@ -83,7 +83,7 @@ def time_to_target(D, eps, n, seed=0):
     """
     from solvers.transport import bridge_from_parameters
 
-    pair = make_pair(D, eps, seed=seed)
+    pair = make_pair(D, eps, rng=seed)
     rng = np.random.default_rng(seed + 1)
     x0, x1 = pair.sample_x0(n, rng), pair.sample_x1(n, rng)
     xt = pair.sample_x0(500, np.random.default_rng(seed + 2))
@@ -138,7 +138,7 @@ def main():
     ap.add_argument("--n-high-dim", type=int, default=None,
                     help="training samples per side for D >= 64 (fit cost is O(n K D))")
     ap.add_argument("--seed", type=int, default=0,
-                    help="pair, data, fit and test-input seed (make_pair(..., seed))")
+                    help="pair, data, fit and test-input seed (make_pair(..., rng=seed))")
     ap.add_argument("--n-rotated", type=int, default=None,
                     help="training samples per side for rotated pairs (full S, O(n K D^2))")
     ap.add_argument("--rotated", action="store_true", help="also rotated pairs (full S)")

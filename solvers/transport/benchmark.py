@@ -28,6 +28,8 @@ Metrics (BW2-UVP convention, with the 1/2 factors):
 :math:`\\mathrm{UVP} = 100\\,\\mathrm{BW}_2^2 / (\\tfrac12 \\operatorname{Var} p_1)` in percent.
 """
 
+import warnings
+
 import numpy as np
 
 from .._lib.host import to_host
@@ -377,7 +379,7 @@ class BenchmarkPair:
                 f"n_components={self.weights.shape[0]}, rotated={self.rotated}, seed={self.seed})")
 
 
-def make_pair(dim, epsilon, *, n_components=5, rotated=False, seed=0):
+def make_pair(dim, epsilon, *, n_components=5, rotated=False, rng=0, seed=None):
     """Build a benchmark pair with a known entropic OT solution.
 
     The recipe: :math:`p_0 = N(0, I_D)`; the potential has ``n_components`` equally
@@ -397,8 +399,12 @@ def make_pair(dim, epsilon, *, n_components=5, rotated=False, seed=0):
         Number ``N`` >= 1 of Gaussians in the potential.
     rotated : bool
         Haar-rotated (full) instead of axis-aligned covariances.
-    seed : int
-        Non-negative seed; the same ``(dim, seed)`` gives the same potential.
+    rng : int or numpy.random.Generator
+        A non-negative int names a pair: the same ``(dim, rng)`` gives the same potential
+        (pair ``rng=0`` is the one of the published tables); a Generator draws the
+        potential from its stream.
+    seed : int, optional
+        Deprecated alias of an int ``rng`` (``DeprecationWarning``).
 
     Returns
     -------
@@ -407,10 +413,11 @@ def make_pair(dim, epsilon, *, n_components=5, rotated=False, seed=0):
     Raises
     ------
     TypeError
-        Non-integer ``dim``, ``n_components`` or ``seed``, or non-real ``epsilon``.
+        Non-integer ``dim`` or ``n_components``, ``rng`` not an int or a Generator, or
+        non-real ``epsilon``.
     ValueError
-        ``dim < 1``, ``n_components < 1``, ``seed < 0``, or ``epsilon`` not finite or
-        ``<= 0``.
+        ``dim < 1``, ``n_components < 1``, a negative ``rng``, or ``epsilon`` not finite
+        or ``<= 0``.
 
     References
     ----------
@@ -422,13 +429,21 @@ def make_pair(dim, epsilon, *, n_components=5, rotated=False, seed=0):
     Examples
     --------
     >>> from solvers.transport.benchmark import make_pair
-    >>> pair = make_pair(2, 1.0, seed=0)
+    >>> pair = make_pair(2, 1.0, rng=0)
     >>> pair.sample_x1(5, rng=0).shape
     (5, 2)
     """
     dim = check_int(dim, "dim", minimum=1)
     N = check_int(n_components, "n_components", minimum=1)
-    rng = np.random.default_rng([check_int(seed, "seed", minimum=0), dim, 7])
+    if seed is not None:
+        warnings.warn("make_pair(seed=) is deprecated; pass rng= (the same int names the "
+                      "same pair)", DeprecationWarning, stacklevel=2)
+        rng = seed
+    if isinstance(rng, np.random.Generator):
+        seed = int(rng.integers(2 ** 32))
+    else:
+        seed = check_int(rng, "rng", minimum=0)
+        rng = np.random.default_rng([seed, dim, 7])
     means = 2.0 * rng.standard_normal((N, dim))
     lam = np.exp(rng.uniform(np.log(0.25), 0.0, size=(N, dim)))
     covs = np.zeros((N, dim, dim))
