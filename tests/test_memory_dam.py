@@ -379,3 +379,11 @@ def test_zero_queries_give_empty_results_of_the_right_shape(xp, kind):
     vres = vm.retrieve(qm)
     assert vres.success and tuple(vres.x.shape) == (0, 2)
     assert tuple(vm.weights(qm).shape) == (0, 5) and tuple(vm.energy(qm).shape) == (0,)
+
+
+def test_non_finite_state_has_the_shared_status():
+    """Overflowing distances end the retrieval with status 4 (non-finite), success=False."""
+    X = np.array([[1e200, 0.0], [-1e200, 0.0]])
+    with np.errstate(all="ignore"):
+        res = VectorMemory(X, beta=1.0).retrieve(np.array([[0.0, 1.0]]))
+    assert res.status == 4 and res.success is False and "non-finite" in res.message

@@ -2,6 +2,7 @@
 the geometries (distances to every pattern and one Gibbs-weighted step for a block of
 queries), the batched retrieval loop and the result builder. See :mod:`.dam` for the math.
 """
+from .._lib.host import to_host
 from .._lib.namespace import is_numpy_namespace, is_cupy_namespace
 from .._lib.results import (OptimizeResult, Status, call_callback, Progress,
                             STOPPED_BY_CALLBACK)
@@ -193,7 +194,10 @@ def _iterate(geom, state, beta, maxiter, tol, xp, lse_backend, *, callback=None,
             else:
                 state = tuple(_where_rows(moving, n, s, xp) for n, s in zip(new, state))
             nit = nit + xp.astype(moving, xp.int64)
-            if bool(xp.any(xp.logical_and(moving, xp.logical_not(xp.isfinite(step2))))):
+            # both stopping tests in one device -> host copy
+            bad = xp.any(xp.logical_and(moving, xp.logical_not(xp.isfinite(step2))))
+            bad, still_moving = (bool(f) for f in to_host(xp.stack([bad, xp.any(moving)])))
+            if bad:
                 status, message = int(Status.NONFINITE), ("a non-finite state appeared "
                                                           "(numerical failure)")
                 break
@@ -210,7 +214,7 @@ def _iterate(geom, state, beta, maxiter, tol, xp, lse_backend, *, callback=None,
                     need = xp.ones((Q,), dtype=xp.bool)
                     maxiter = t + 1  # evaluate the final state once, then stop
                     continue
-            if not bool(xp.any(need)):
+            if not still_moving:
                 status, message = int(Status.CONVERGED), "every query converged"
                 break
     return state, nit, converged, idx_cur, xp.stack(trace, axis=0), status, message
