@@ -283,7 +283,10 @@ def _stats_cols(a, b, mx, m, s, block, rows):
 
 @jit
 def _finish_lane(mx, m, s, return_sign):
-    """(max, tie weight, rest sum) -> (out, sign) by the log1p formula."""
+    """(max, tie weight, rest sum) -> (out, sign) by the log1p formula; NaN (hence the
+    naive fallback) when the tie weights cancel."""
+    if m == 0.0:
+        return math.nan, math.nan
     if s != 0.0:
         s = s / m
     sgn = math.copysign(1.0, s + 1.0) * math.copysign(1.0, m)
@@ -394,7 +397,7 @@ def lane_stats(a3, b3):
     return mx, m, s
 
 
-def lse_reduce(a, b, axes, return_sign):
+def lse_reduce(a, b, axes, return_sign, xp=None):
     """Reduce ``axes`` of numpy ``a`` (weights ``b`` or None); returns keepdims (out, sign)."""
     a3 = _as_three_axes(a, axes)
     b3 = None if b is None else _as_three_axes(b, axes)
@@ -407,7 +410,7 @@ def lse_reduce(a, b, axes, return_sign):
             sgn.astype(a.dtype, copy=False).reshape(keep_shape))
 
 
-def softmax_numba(x, axes, log):
+def softmax_numba(x, axes, log, xp=None):
     """softmax (or log_softmax) of numpy ``x`` over ``axes`` with SciPy's semantics."""
     x3 = _as_three_axes(x, axes)
     mx, m, s = lane_stats(x3, None)
