@@ -332,27 +332,31 @@ def _finish(a, b, mx, m, s, return_sign, out, sgn):
 # --- softmax / log_softmax: one elementwise pass after the lane statistics -----------------
 
 @jit_parallel
-def _softmax_apply(a, mx, total, log, out):
-    """out = exp(a - mx) / total (or its log) per lane; SciPy's shift of 0 for a non-finite
-    max is handled by the caller passing mx = 0 and the matching total."""
+def _softmax_apply(a, mx, total, log_total, log, out):
+    """out = exp(a - mx) / total, or (a - mx) - log_total, per lane. SciPy's shift of 0
+    for a non-finite max is handled by the caller passing mx = 0 and the matching total."""
     pre, n, post = a.shape
     for p in prange(pre):
         for i in range(n):
             for q in range(post):
                 z = np.float64(a[p, i, q]) - mx[p, q]
                 if log:
-                    out[p, i, q] = z - math.log(total[p, q])
+                    out[p, i, q] = z - log_total[p, q]
                 else:
                     out[p, i, q] = fast_exp(z) / total[p, q]
 
 
 @jit
-def _plain_totals(a, mx, total):
-    """For lanes with a non-finite max: shift 0 and total = sum exp(a) (SciPy's rule)."""
+def _plain_totals(a, mx, total, log):
+    """Lanes with a non-finite max, as SciPy: log_softmax shifts by 0 and sums exp(a);
+    softmax shifts by the max itself, which makes the whole lane NaN."""
     pre, n, post = a.shape
     for p in range(pre):
         for q in range(post):
             if math.isfinite(mx[p, q]):
+                continue
+            if not log:
+                total[p, q] = math.nan
                 continue
             t = 0.0
             for i in range(n):
@@ -415,9 +419,13 @@ def softmax_numba(x, axes, log, xp=None):
     x3 = _as_three_axes(x, axes)
     mx, m, s = lane_stats(x3, None)
     total = m + s
-    _plain_totals(x3, mx, total)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_total = np.log(m) + np.log1p(s / m)   # keeps log(1 + tiny) exact
+    fix = ~np.isfinite(log_total) | ~np.isfinite(mx)
+    _plain_totals(x3, mx, total, log)
+    log_total[fix] = np.log(total[fix])
     out3 = np.empty(x3.shape, dtype=np.float64)
-    _softmax_apply(x3, mx, total, log, out3)
+    _softmax_apply(x3, mx, total, log_total, log, out3)
     ndim = x.ndim
     moved = [i for i in range(ndim) if i not in axes] + list(axes)
     if list(axes) == list(range(axes[0], axes[-1] + 1)):

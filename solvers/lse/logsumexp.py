@@ -46,12 +46,15 @@ def _as_real(x, xp, name):
 
 
 def _float_dtype(xp, *arrays):
-    """SciPy's promotion: the result type of the floating inputs (integers follow them);
-    all-integer input gives the default float64."""
-    floats = [x.dtype for x in arrays if xp.isdtype(x.dtype, "real floating")]
-    if not floats:
-        return xp.float64
-    return xp.result_type(*floats)
+    """SciPy's promotion: the namespace's result type of the inputs (numpy: float32 with
+    int64 is float64; torch: float32), the floating inputs' type where the namespace
+    refuses mixed kinds, and float64 when nothing is floating."""
+    try:
+        dtype = xp.result_type(*arrays)
+    except TypeError:
+        floats = [x.dtype for x in arrays if xp.isdtype(x.dtype, "real floating")]
+        dtype = xp.result_type(*floats) if floats else xp.float64
+    return dtype if xp.isdtype(dtype, "real floating") else xp.float64
 
 
 def _compute_dtype(dtype, xp):
@@ -260,7 +263,7 @@ def softmax(x, axis=None, *, backend="auto"):
     """Gibbs weights ``exp(x) / sum(exp(x))`` along ``axis``, computed after a max shift.
 
     Stable for any spread of ``x`` (no overflow for ``x`` of order 1e300). ``-inf`` entries
-    get weight 0; a slice of only ``-inf`` gives NaN, as in SciPy.
+    get weight 0; a slice holding +inf, or only -inf, gives NaN, as in SciPy.
 
     Parameters
     ----------
@@ -299,11 +302,13 @@ def softmax(x, axis=None, *, backend="auto"):
 
 
 def _softmax_generic(x, axes, log, xp):
+    """SciPy's formulas: log_softmax shifts by the max with non-finite maxima replaced by
+    0; softmax shifts by the max itself (a lane holding +inf or only -inf is NaN)."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        z = _shifted(x, axes, xp)
         if log:
+            z = _shifted(x, axes, xp)
             return z - xp.log(xp.sum(xp.exp(z), axis=axes, keepdims=True))
-        e = xp.exp(z)
+        e = xp.exp(x - xp.max(x, axis=axes, keepdims=True))
         return e / xp.sum(e, axis=axes, keepdims=True)
 
 
