@@ -106,11 +106,10 @@ def exp_into(x, out):
 @jit
 def _rescale(mx, m, s, new_mx):
     """Move the partial (mx, m, s) to a larger max: old ties join the rest sum. A lane
-    that held only -inf (and maybe NaN, which then reappears in the naive fallback)
-    restarts from zero."""
+    that held only -inf restarts from zero, keeping a NaN it met (NaN input)."""
     if new_mx > mx:
         if mx == -math.inf:
-            return new_mx, 0.0, 0.0
+            return new_mx, 0.0 * m, 0.0 * s   # 0, or NaN kept (NaN input, inf weight)
         f = fast_exp(mx - new_mx)
         return new_mx, 0.0, (s + m) * f
     return mx, m, s

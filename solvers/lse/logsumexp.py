@@ -48,12 +48,14 @@ def _as_real(x, xp, name):
 def _float_dtype(xp, *arrays):
     """SciPy's promotion: the namespace's result type of the inputs (numpy: float32 with
     int64 is float64; torch: float32), the floating inputs' type where the namespace
-    refuses mixed kinds, and float64 when nothing is floating."""
+    refuses mixed kinds (with integers as float64, as SciPy), and float64 when nothing is
+    floating."""
     try:
         dtype = xp.result_type(*arrays)
-    except TypeError:
-        floats = [x.dtype for x in arrays if xp.isdtype(x.dtype, "real floating")]
-        dtype = xp.result_type(*floats) if floats else xp.float64
+    except TypeError:   # array_api_strict: integers count as the default float
+        floats = [x.dtype if xp.isdtype(x.dtype, "real floating") else xp.float64
+                  for x in arrays]
+        dtype = xp.result_type(*floats)
     return dtype if xp.isdtype(dtype, "real floating") else xp.float64
 
 
