@@ -244,3 +244,15 @@ def test_logsumexp_matmul_special_values_match_dense(backend, case):
     with np.errstate(all="ignore"):
         got = logsumexp_matmul(A, B, log_b=log_b, block_size=2, backend=backend)
     _assert_same(got, want)
+
+
+def test_nan_in_an_all_minus_inf_chunk_survives_the_rescale():
+    # chunk 1 holds only -inf and a NaN; chunk 2 raises the max: the NaN must stay
+    a = np.full(3000, -np.inf)
+    a[5] = np.nan
+    a[2000:] = 1.0
+    assert np.isnan(logsumexp(a, backend="numba"))
+    assert np.isnan(logsumexp(np.tile(a[:, None], (1, 70)), axis=0, backend="numba")).all()
+    b = np.ones_like(a)
+    b[5] = 0.0                                  # ...unless its weight hides it
+    assert logsumexp(a, b=b, backend="numba") == pytest.approx(1.0 + np.log(1000.0))

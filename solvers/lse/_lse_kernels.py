@@ -40,3 +40,18 @@ def kernel(name, be, generic):
     if is_dask_namespace(be.xp):
         return DASK.get(name, "generic")
     return KERNELS.get(name, be, generic=generic)
+
+
+def _is_dask_array(x):
+    return type(x).__module__.partition(".")[0] == "dask"
+
+
+def join_lazy(*arrays):
+    """When any input is a dask array, wrap the numpy / list inputs as (one-chunk) dask
+    arrays too, so that a dask ``A`` can meet a numpy ``B``; otherwise return them as is.
+    Imports dask only when a dask array is present."""
+    if not any(_is_dask_array(x) for x in arrays if x is not None):
+        return arrays
+    import dask.array as da
+
+    return tuple(x if x is None or _is_dask_array(x) else da.asarray(x) for x in arrays)

@@ -14,7 +14,7 @@ import numpy as np
 from .._lib.namespace import array_namespace, is_numpy_namespace
 from .._lib.backend import resolve_backend
 from .._lib.validation import as_float_array
-from ._lse_kernels import kernel
+from ._lse_kernels import join_lazy, kernel
 
 
 def _normalize_axis(axis, ndim):
@@ -188,6 +188,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, backen
     >>> logsumexp([1.0, 2.0], b=[1.0, -1.0], return_sign=True)
     (np.float64(1.5413248546129181), np.float64(-1.0))
     """
+    a, b = join_lazy(a, b)
     xp = array_namespace(a, b)
     be = resolve_backend(backend, xp)
     a, b = be.to_device(a), be.to_device(b)
