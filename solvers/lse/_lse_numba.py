@@ -157,24 +157,25 @@ def _chunk_sums(x, w, mx):
     """(tie weight, rest sum) of x against ``mx``.
 
     Ties with the max are split off by a 0/1 factor rather than a branch, so the loop
-    vectorises; ``v - mx`` is NaN only for NaN input or infinite ``mx``, and such lanes
-    take the naive fallback.
+    vectorises. The shift is ``mx``, or 0 when ``mx`` is infinite (so -inf - -inf never
+    makes a NaN); a lane with an infinite max takes the naive fallback anyway.
     """
     m = 0.0
     s = 0.0
+    sh = mx if math.isfinite(mx) else 0.0   # -inf - -inf would be NaN
     if w is None:
         for i in range(x.shape[0]):
             v = np.float64(x[i])
             t = np.float64(v == mx)
             m += t
-            s += (1.0 - t) * fast_exp(v - mx)
+            s += (1.0 - t) * fast_exp(v - sh)
     else:
         for i in range(x.shape[0]):
             wi = np.float64(w[i])
             v = -math.inf if wi == 0.0 else np.float64(x[i])
             t = np.float64(v == mx)
             m += wi * t
-            s += wi * (1.0 - t) * fast_exp(v - mx)
+            s += wi * (1.0 - t) * fast_exp(v - sh)
     return m, s
 
 
@@ -216,20 +217,22 @@ def _cols_max(row, wrow, bm):
 
 
 @jit
-def _cols_sums(row, wrow, mx, m, s):
+def _cols_sums(row, wrow, mx, sh, m, s):
+    """Tie weight and rest sum of one row against the column maxima ``mx`` (``sh``: the
+    maxima with non-finite ones replaced by 0, so -inf - -inf never makes a NaN)."""
     if wrow is None:
         for j in range(mx.shape[0]):
             v = np.float64(row[j])
             t = np.float64(v == mx[j])
             m[j] += t
-            s[j] += (1.0 - t) * fast_exp(v - mx[j])
+            s[j] += (1.0 - t) * fast_exp(v - sh[j])
     else:
         for j in range(mx.shape[0]):
             wi = np.float64(wrow[j])
             v = -math.inf if wi == 0.0 else np.float64(row[j])
             t = np.float64(v == mx[j])
             m[j] += wi * t
-            s[j] += wi * (1.0 - t) * fast_exp(v - mx[j])
+            s[j] += wi * (1.0 - t) * fast_exp(v - sh[j])
 
 
 @jit
@@ -243,6 +246,7 @@ def _col_block(a, b, p, q0, mx, m, s, rows):
     n = a.shape[1]
     q1 = q0 + mx.shape[0]
     bm = np.empty(mx.shape[0])
+    sh = np.empty(mx.shape[0])
     for r0 in range(0, n, rows):
         r1 = min(r0 + rows, n)
         bm[:] = -math.inf
@@ -253,11 +257,12 @@ def _col_block(a, b, p, q0, mx, m, s, rows):
                 _cols_max(a[p, i, q0:q1], b[p, i, q0:q1], bm)
         for j in range(bm.shape[0]):
             mx[j], m[j], s[j] = _rescale(mx[j], m[j], s[j], bm[j])
+            sh[j] = mx[j] if math.isfinite(mx[j]) else 0.0
         for i in range(r0, r1):
             if b is None:
-                _cols_sums(a[p, i, q0:q1], None, mx, m, s)
+                _cols_sums(a[p, i, q0:q1], None, mx, sh, m, s)
             else:
-                _cols_sums(a[p, i, q0:q1], b[p, i, q0:q1], mx, m, s)
+                _cols_sums(a[p, i, q0:q1], b[p, i, q0:q1], mx, sh, m, s)
 
 
 @jit_parallel
