@@ -65,7 +65,8 @@ def _compute_dtype(dtype, xp):
     return xp.float32 if f16 is not None and dtype == f16 else dtype
 
 
-def _prepare(a, b, xp):
+def _prepare_typed(a, b, xp):
+    """Validate, promote (SciPy's rules) and broadcast; returns (a, b, user dtype)."""
     a = _as_real(a, xp, "a")
     if b is not None:
         b = _as_real(b, xp, "b")
@@ -124,10 +125,16 @@ def _squeeze(x, axes, keepdims, xp):
     return xp.reshape(x, shape)
 
 
-def _finish(x, dtype, xp):
+def _prepare(a, b, xp):
+    """(a, b) validated, promoted and broadcast, in the compute dtype (used by Safe-KL)."""
+    a, b, _ = _prepare_typed(a, b, xp)
+    return a, b
+
+
+def _finish(x, xp, dtype=None):
     """Cast back to the user's dtype (float16); numpy users get a scalar for a full
     reduction, as from :func:`scipy.special.logsumexp`."""
-    if x.dtype != dtype:
+    if dtype is not None and x.dtype != dtype:
         x = xp.astype(x, dtype)
     if is_numpy_namespace(xp) and x.ndim == 0:
         return x[()]
@@ -192,7 +199,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, backen
     xp = array_namespace(a, b)
     be = resolve_backend(backend, xp)
     a, b = be.to_device(a), be.to_device(b)
-    a, b, dtype = _prepare(a, b, be.xp)
+    a, b, dtype = _prepare_typed(a, b, be.xp)
     axes = _normalize_axis(axis, a.ndim)
     if a.size == 0 or any(a.shape[ax] == 0 for ax in axes):
         shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape))
@@ -201,9 +208,9 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, backen
     else:
         reduce = kernel("lse_reduce", be, generic=_lse_generic)
         out, sgn = reduce(a, b, axes, return_sign, be.xp)
-    out = _finish(be.to_input(_squeeze(out, axes, keepdims, be.xp)), dtype, xp)
+    out = _finish(be.to_input(_squeeze(out, axes, keepdims, be.xp)), xp, dtype)
     if return_sign:
-        return out, _finish(be.to_input(_squeeze(sgn, axes, keepdims, be.xp)), dtype, xp)
+        return out, _finish(be.to_input(_squeeze(sgn, axes, keepdims, be.xp)), xp, dtype)
     return out
 
 
