@@ -195,14 +195,26 @@ def _row_stats(x, w, chunk):
     return mx, m, s
 
 
+@jit
+def _stats_row_k(a, b, mx, m, s, chunk, k):
+    if b is None:
+        mx[k], m[k], s[k] = _row_stats(a[k], None, chunk)
+    else:
+        mx[k], m[k], s[k] = _row_stats(a[k], b[k], chunk)
+
+
 @jit_parallel
 def _stats_rows(a, b, mx, m, s, chunk):
-    """Lane statistics of every row of a C-contiguous (lanes, n) array."""
+    """Lane statistics of every row of a C-contiguous (lanes, n) array, in parallel."""
     for k in prange(a.shape[0]):
-        if b is None:
-            mx[k], m[k], s[k] = _row_stats(a[k], None, chunk)
-        else:
-            mx[k], m[k], s[k] = _row_stats(a[k], b[k], chunk)
+        _stats_row_k(a, b, mx, m, s, chunk, k)
+
+
+@jit
+def _stats_rows_serial(a, b, mx, m, s, chunk):
+    """Serial twin of :func:`_stats_rows` for small inputs (no thread start-up)."""
+    for k in range(a.shape[0]):
+        _stats_row_k(a, b, mx, m, s, chunk, k)
 
 
 @jit
@@ -265,22 +277,38 @@ def _col_block(a, b, p, q0, mx, m, s, rows):
                 _cols_sums(a[p, i, q0:q1], b[p, i, q0:q1], mx, sh, m, s)
 
 
+@jit
+def _stats_cols_task(a, b, mx, m, s, block, rows, task):
+    """One task of the column kernel: columns [q0, q0 + block) of slab p."""
+    post = a.shape[2]
+    nblocks = (post + block - 1) // block
+    p = task // nblocks
+    q0 = (task - p * nblocks) * block
+    q1 = min(q0 + block, post)
+    bmx = np.full(q1 - q0, -math.inf)
+    bm = np.zeros(q1 - q0)
+    bs = np.zeros(q1 - q0)
+    _col_block(a, b, p, q0, bmx, bm, bs, rows)
+    mx[p, q0:q1] = bmx
+    m[p, q0:q1] = bm
+    s[p, q0:q1] = bs
+
+
 @jit_parallel
 def _stats_cols(a, b, mx, m, s, block, rows):
-    """Lane statistics of a (pre, n, post) array, reducing the middle axis."""
-    pre, n, post = a.shape
-    nblocks = (post + block - 1) // block
-    for task in prange(pre * nblocks):
-        p = task // nblocks
-        q0 = (task - p * nblocks) * block
-        q1 = min(q0 + block, post)
-        bmx = np.full(q1 - q0, -math.inf)
-        bm = np.zeros(q1 - q0)
-        bs = np.zeros(q1 - q0)
-        _col_block(a, b, p, q0, bmx, bm, bs, rows)
-        mx[p, q0:q1] = bmx
-        m[p, q0:q1] = bm
-        s[p, q0:q1] = bs
+    """Lane statistics of a (pre, n, post) array, reducing the middle axis, in parallel
+    over (slab, column block) tasks."""
+    ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
+    for task in prange(ntasks):
+        _stats_cols_task(a, b, mx, m, s, block, rows, task)
+
+
+@jit
+def _stats_cols_serial(a, b, mx, m, s, block, rows):
+    """Serial twin of :func:`_stats_cols` for small inputs."""
+    ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
+    for task in range(ntasks):
+        _stats_cols_task(a, b, mx, m, s, block, rows, task)
 
 
 # --- finishing a lane ----------------------------------------------------------------------
@@ -335,38 +363,63 @@ def _finish(a, b, mx, m, s, return_sign, out, sgn):
 
 # --- softmax / log_softmax: one elementwise pass after the lane statistics -----------------
 
-@jit_parallel
-def _softmax_apply(a, mx, total, log_total, log, out):
-    """out = exp(a - mx) / total, or (a - mx) - log_total, per lane. SciPy's shift of 0
-    for a non-finite max is handled by the caller passing mx = 0 and the matching total."""
-    pre, n, post = a.shape
-    for p in prange(pre):
-        for i in range(n):
-            for q in range(post):
-                z = np.float64(a[p, i, q]) - mx[p, q]
-                if log:
-                    out[p, i, q] = z - log_total[p, q]
-                else:
-                    out[p, i, q] = fast_exp(z) / total[p, q]
-
-
 @jit
-def _plain_totals(a, mx, total, log):
-    """Lanes with a non-finite max, as SciPy: log_softmax shifts by 0 and sums exp(a);
-    softmax shifts by the max itself, which makes the whole lane NaN."""
+def _softmax_lanes(a, mx, m, s, log):
+    """Per lane (shift, denominator), SciPy's rules: softmax divides exp(a - mx) by
+    m + s (NaN for a non-finite max); log_softmax subtracts log(m) + log1p(s / m), or
+    shifts by 0 and subtracts log(sum exp(a)) when the max is not finite."""
     pre, n, post = a.shape
     for p in range(pre):
         for q in range(post):
-            if math.isfinite(mx[p, q]):
-                continue
             if not log:
-                total[p, q] = math.nan
+                s[p, q] = m[p, q] + s[p, q] if math.isfinite(mx[p, q]) else math.nan
+                continue
+            if math.isfinite(mx[p, q]) and m[p, q] > 0.0:
+                s[p, q] = math.log(m[p, q]) + math.log1p(s[p, q] / m[p, q])
                 continue
             t = 0.0
             for i in range(n):
                 t += math.exp(np.float64(a[p, i, q]))
             mx[p, q] = 0.0
-            total[p, q] = t
+            s[p, q] = math.log(t)
+
+
+@jit
+def _softmax_row(x, shift, den, log, out):
+    if log:
+        for i in range(x.shape[0]):
+            out[i] = (np.float64(x[i]) - shift) - den
+    else:
+        inv = 1.0 / den
+        for i in range(x.shape[0]):
+            out[i] = fast_exp(np.float64(x[i]) - shift) * inv
+
+
+@jit
+def _softmax_slab(a, mx, den, log, out, p):
+    """Output of slab p; the inner loop runs over contiguous memory."""
+    pre, n, post = a.shape
+    if post == 1:
+        _softmax_row(a[p].reshape(n), mx[p, 0], den[p, 0], log, out[p].reshape(n))
+        return
+    for i in range(n):
+        row = a[p, i]
+        orow = out[p, i]
+        for q in range(post):
+            z = np.float64(row[q]) - mx[p, q]
+            orow[q] = z - den[p, q] if log else fast_exp(z) / den[p, q]
+
+
+@jit_parallel
+def _softmax_apply(a, mx, den, log, out):
+    for p in prange(a.shape[0]):
+        _softmax_slab(a, mx, den, log, out, p)
+
+
+@jit
+def _softmax_apply_serial(a, mx, den, log, out):
+    for p in range(a.shape[0]):
+        _softmax_slab(a, mx, den, log, out, p)
 
 
 # --- python drivers ------------------------------------------------------------------------
@@ -388,6 +441,8 @@ def _as_three_axes(x, axes):
 _ROW_CHUNK = 1024      # elements per online chunk along a contiguous lane (8 KiB)
 _COL_BLOCK = 512       # columns per task when reducing a strided axis
 _COL_ROWS = 16         # rows per online chunk in the column kernel (64 KiB tile)
+# Below this many elements the thread start-up costs more than it saves: serial twins run.
+_PARALLEL_MIN_SIZE = 1 << 15
 
 
 def lane_stats(a3, b3):
@@ -396,12 +451,15 @@ def lane_stats(a3, b3):
     mx = np.empty((pre, post))
     m = np.empty((pre, post))
     s = np.empty((pre, post))
+    small = a3.size < _PARALLEL_MIN_SIZE
     if post == 1:
         b2 = None if b3 is None else b3.reshape(pre, n)
-        _stats_rows(a3.reshape(pre, n), b2, mx.reshape(pre), m.reshape(pre),
-                    s.reshape(pre), _ROW_CHUNK)
+        rows = _stats_rows_serial if small else _stats_rows
+        rows(a3.reshape(pre, n), b2, mx.reshape(pre), m.reshape(pre), s.reshape(pre),
+             _ROW_CHUNK)
     else:
-        _stats_cols(a3, b3, mx, m, s, _COL_BLOCK, _COL_ROWS)
+        cols = _stats_cols_serial if small else _stats_cols
+        cols(a3, b3, mx, m, s, _COL_BLOCK, _COL_ROWS)
     return mx, m, s
 
 
@@ -422,20 +480,15 @@ def softmax_numba(x, axes, log, xp=None):
     """softmax (or log_softmax) of numpy ``x`` over ``axes`` with SciPy's semantics."""
     x3 = _as_three_axes(x, axes)
     mx, m, s = lane_stats(x3, None)
-    total = m + s
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_total = np.log(m) + np.log1p(s / m)   # keeps log(1 + tiny) exact
-    fix = ~np.isfinite(log_total) | ~np.isfinite(mx)
-    _plain_totals(x3, mx, total, log)
-    log_total[fix] = np.log(total[fix])
+    _softmax_lanes(x3, mx, m, s, log)        # s becomes the denominator (or its log)
     out3 = np.empty(x3.shape, dtype=np.float64)
-    _softmax_apply(x3, mx, total, log_total, log, out3)
+    apply = _softmax_apply_serial if x3.size < _PARALLEL_MIN_SIZE else _softmax_apply
+    apply(x3, mx, s, log, out3)
     ndim = x.ndim
-    moved = [i for i in range(ndim) if i not in axes] + list(axes)
     if list(axes) == list(range(axes[0], axes[-1] + 1)):
         out = out3.reshape(x.shape)
     else:
-        shape = tuple(x.shape[i] for i in moved)
-        out = np.moveaxis(out3.reshape(shape), list(range(ndim - len(axes), ndim)),
-                          list(axes))
+        moved = [i for i in range(ndim) if i not in axes] + list(axes)
+        out = np.moveaxis(out3.reshape(tuple(x.shape[i] for i in moved)),
+                          list(range(ndim - len(axes), ndim)), list(axes))
     return out.astype(x.dtype, copy=False)
