@@ -4,7 +4,7 @@ import pytest
 
 from solvers.dag import learn_dag, simulate_data, auroc
 from solvers.dag.bootstrap import bootstrap
-from solvers.dag._parallel import parallel_map
+from solvers._lib.parallel import parallel_map
 
 X6 = simulate_data(d=6, n=200, k=1, rng=2).X
 OPTS = dict(maxiter=200, noise_variance="equal")

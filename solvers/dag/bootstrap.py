@@ -107,7 +107,7 @@ def bootstrap(X, method="cosmo", *, n_bootstrap=50, workers=None, rng=None, **op
     >>> res.frequencies.shape, float(res.frequencies.max()) <= 1.0
     ((4, 4), True)
     """
-    from ._parallel import parallel_map, spawn_generators
+    from .._lib.parallel import parallel_map, spawn_generators
     from .learn import check_data
 
     start = time.perf_counter()

@@ -548,7 +548,7 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
 
 def _restarts(X, options, start):
     """``restarts`` independent fits mapped over ``workers``; keep the lowest BIC."""
-    from ._parallel import parallel_map, spawn_generators
+    from .._lib.parallel import parallel_map, spawn_generators
 
     k = options["restarts"]
     first = check_rng(options["rng"])
