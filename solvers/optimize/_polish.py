@@ -43,33 +43,48 @@ class _Counted:
         return v
 
 
-def polish(f, x, fx, lb, ub, budget, method="L-BFGS-B"):
-    """Refine ``x`` (host float64, value ``fx``) within ``[lb, ub]`` using at most ``budget``
-    evaluations of ``f`` (host float64 vector -> float).
-
-    Returns ``(x, f, nfev)``: the better of the start and the best point evaluated.
-    """
+def _run(method, counted, x, bnds, budget):
     from scipy.optimize import minimize as scipy_minimize
 
-    counted = _Counted(f, int(budget))
-    counted.allow_inf = method != "L-BFGS-B"  # L-BFGS-B's line search needs finite values
-    bnds = None
-    if lb is not None:
-        bnds = [(None if not math.isfinite(lo) else lo, None if not math.isfinite(hi) else hi)
-                for lo, hi in zip(lb.tolist(), ub.tolist())]
     options = {"maxiter": 10**6}
     if method == "L-BFGS-B":
         options.update(maxfun=int(budget) + 1, ftol=1e-16, gtol=1e-14)
     elif method == "Powell":
         options.update(maxfev=int(budget) + 1, xtol=1e-12, ftol=1e-15)
     else:
-        options.update(maxfev=int(budget) + 1, xatol=1e-12, fatol=1e-15)
+        options.update(maxfev=int(budget) + 1, xatol=1e-13, fatol=1e-16, adaptive=True)
+    counted.allow_inf = method != "L-BFGS-B"  # L-BFGS-B's line search needs finite values
+    counted.budget = counted.nfev + int(budget)
+    try:
+        scipy_minimize(counted, np.asarray(x, dtype=np.float64), method=method, bounds=bnds,
+                       options=options)
+    except _BudgetSpent:
+        pass
+
+
+def polish(f, x, fx, lb, ub, budget, method="L-BFGS-B", refine=False):
+    """Refine ``x`` (host float64, value ``fx``) within ``[lb, ub]`` using at most ``budget``
+    evaluations of ``f`` (host float64 vector -> float).
+
+    ``refine=True`` with L-BFGS-B spends half the budget on L-BFGS-B and the rest on
+    adaptive Nelder-Mead from its best point: finite-difference gradients stall near
+    ``1e-6`` relative accuracy on ill-conditioned problems, where the simplex goes on.
+
+    Returns ``(x, f, nfev)``: the better of the start and the best point evaluated.
+    """
+    budget = int(budget)
+    counted = _Counted(f, budget)
+    bnds = None
+    if lb is not None:
+        bnds = [(None if not math.isfinite(lo) else lo, None if not math.isfinite(hi) else hi)
+                for lo, hi in zip(lb.tolist(), ub.tolist())]
     if budget > 0:
-        try:
-            scipy_minimize(counted, np.asarray(x, dtype=np.float64), method=method,
-                           bounds=bnds, options=options)
-        except _BudgetSpent:
-            pass
+        stages = [(method, budget)]
+        if refine and method == "L-BFGS-B":
+            stages = [("L-BFGS-B", budget // 2), ("Nelder-Mead", budget - budget // 2)]
+        for name, share in stages:
+            start = x if counted.best_x is None or counted.best_f >= fx else counted.best_x
+            _run(name, counted, start, bnds, min(share, budget - counted.nfev))
     if counted.best_x is not None and counted.best_f < fx:
         x_new = counted.best_x
         if lb is not None:

@@ -418,7 +418,7 @@ class _CBOSolver:
             return float(self.evaluate(X)[0])
         return f
 
-    def _polish(self, budget):
+    def _polish(self, budget, refine=False):
         """Polish the best point with at most ``budget`` evaluations (counted)."""
         xp = self.xp
         ib = int(xp.argmin(self.BF))
@@ -427,7 +427,8 @@ class _CBOSolver:
             return
         x = np.asarray([float(v) for v in self.BX[ib, :].tolist()], dtype=np.float64)
         lb, ub = self.box if self.box is not None else (None, None)
-        xn, fn, used = _polish_point(self._host_fun(), x, fx, lb, ub, budget, self.o["polish"])
+        xn, fn, used = _polish_point(self._host_fun(), x, fx, lb, ub, budget, self.o["polish"],
+                                     refine)
         self.nfev += used
         if fn < fx:
             M = self.o["n_runs"]
@@ -448,7 +449,7 @@ class _CBOSolver:
                 self.BX is None:
             return
         maxfev = self.o["maxfev"]
-        self._polish(self.o["polish_budget"] if maxfev is None else maxfev - self.nfev)
+        self._polish(self.o["polish_budget"] if maxfev is None else maxfev - self.nfev, True)
 
     def result(self):
         s, xp, be = self.swarm, self.xp, self.be
