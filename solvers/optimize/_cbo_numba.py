@@ -111,8 +111,9 @@ def _move_kernel(X, C, xi, lam_dt, sig_sqdt, aniso, X_out, spread):
             for j in range(d):
                 diff = X[m, i, j] - C[m, j]
                 ad = abs(diff)
-                if not ad <= sp:  # also catches NaN
-                    sp = ad
+                if ad > sp or ad != ad:  # a NaN spread stays NaN (as numpy's max)
+                    if sp == sp:
+                        sp = ad
                 noise = scale * diff * xi[m, i, j] if aniso else scale * xi[m, i, j]
                 X_out[m, i, j] = X[m, i, j] - lam_dt * diff + noise
         spread[m] = sp

@@ -107,6 +107,9 @@ def _gibbs_weights_xp(E, mask, alpha, ess, alpha_max, xp):
     """Weights softmax(-alpha (E - min E)) per run over the batch ``mask`` and the finite
     energies (``E`` holds +inf for bad ones); uniform in a run without a finite energy.
     Returns ``(W, alpha_used)``; ``alpha_used`` is per run (M,) when ``ess`` is given."""
+    if E.shape[1] == 0:  # no particles: no weights
+        a = alpha if ess is None else xp.full((E.shape[0],), alpha, dtype=xp.float64)
+        return xp.zeros(E.shape, dtype=E.dtype), a
     g, all_bad = _energy_gaps(E, mask, xp)
     if ess is None:
         a = alpha_used = alpha
