@@ -52,6 +52,11 @@ _NOISES = ("mixed", "anisotropic", "isotropic", "covariance")
 _DIAG_DEFAULTS = (10.5, 0.4, 0.01)
 _COV_DEFAULTS = (1.5, 1.0, 0.1)
 _COV_ESS = 0.5
+#: stall patience, in units of 10 + 30 d / N steps: (covariance, diagonal noises)
+_PATIENCE = (3, 3)
+#: the order of the starts with ``noise="mixed"``; each noise type doubles its own
+#: population at its next start
+_MIXED_ORDER = ("anisotropic", "covariance")
 
 _MESSAGES = {
     0: "converged: the particle spread fell below xtol (or the energy spread below ftol)",
@@ -219,6 +224,12 @@ def consensus(x, energies, alpha, *, backend="auto"):
 
 # --------------------------------------------------------------------------- the solver
 
+def be_host(xp, a):
+    """A small device array as a host list (one sync)."""
+    return [float(v) for v in xp.reshape(a, (-1,)).tolist()] if hasattr(a, "tolist") else \
+        [float(a[i]) for i in range(a.shape[0])]
+
+
 class _Swarm:
     """State of one (re)start: ``M`` runs of ``N`` particles, one noise type."""
 
@@ -257,12 +268,19 @@ class _CBOSolver:
         self.nfev = self.nit = self.n_bad = self.n_restarts = 0
         self.status = None
         self.swarm = None
+        self.started = {}  # noise type -> number of starts so far
 
     # ---- one start
-    def new_swarm(self, N):
+    def new_swarm(self):
         o, xp = self.o, self.xp
         M, d = o["n_runs"], self.d
         low, width, x0 = self.start
+        noise = o["noise"]
+        if noise == "mixed":
+            noise = _MIXED_ORDER[self.n_restarts % 2]
+        n_same = self.started.get(noise, 0)
+        self.started[noise] = n_same + 1
+        N = int(o["n_particles"] * o["popsize_factor"] ** n_same)
         u = self.draws.uniform(0.0, 1.0, (M, N, d), dtype=self.dtype)
         X = xp.asarray(low.tolist(), dtype=self.dtype) + \
             xp.asarray(width.tolist(), dtype=self.dtype) * u
@@ -272,9 +290,6 @@ class _CBOSolver:
                 X = xp.where(xp.reshape(xp.arange(N), (1, N, 1)) == 0, x0, X)
         if self.box is not None:
             X = reflect(X, self.lb, self.ub, xp)
-        noise = o["noise"]
-        if noise == "mixed":
-            noise = "anisotropic" if self.n_restarts % 2 == 0 else "covariance"
         defaults = _COV_DEFAULTS if noise == "covariance" else _DIAG_DEFAULTS
         sigma, lam, dt = (o[k] if o[k] is not None else v
                           for k, v in zip(("sigma", "lam", "dt"), defaults))
@@ -347,8 +362,7 @@ class _CBOSolver:
         if o["f_target"] is not None and best <= o["f_target"]:
             self.status = 3
             return "stop"
-        run_best = float(xp.max(s.best))  # the worst run decides: all must have stalled
-        s.history.append(run_best)
+        s.history.append(np.asarray(be_host(xp, s.best), dtype=np.float64))
         collapsed = max_spread <= o["xtol"]
         if not collapsed and o["ftol"] > 0:
             fin = xp.where(xp.isfinite(s.F), s.F, xp.asarray(xp.inf, dtype=s.F.dtype))
@@ -359,21 +373,26 @@ class _CBOSolver:
                 self.status = 0
                 return "stop"
             return None
-        pat = max(1, (3 * (10 + math.ceil(30 * self.d / s.X.shape[1]))) // self.sync_every)
+        base = 10 + math.ceil(30 * self.d / s.X.shape[1])
+        factor = _PATIENCE[s.noise != "covariance"]
+        pat = max(1, (factor * base) // self.sync_every)
         h = s.history
-        stalled = len(h) > pat and not (h[-pat - 1] - h[-1] > 1e-12 * (1.0 + abs(h[-1])))
+        stalled = False
+        if len(h) > pat:  # no run improved over the last ``pat`` steps
+            gain = h[-pat - 1] - h[-1]
+            stalled = not bool(np.any(gain > 1e-12 * (1.0 + np.abs(h[-1]))))
         return "restart" if (collapsed or stalled) else None
 
     # ---- the run
     def solve(self):
         o = self.o
-        M, N = o["n_runs"], o["n_particles"]
+        M = o["n_runs"]
         maxfev, reserve = o["maxfev"], o["polish_budget"]
         loop_budget = None if maxfev is None else maxfev - reserve
         try:
             with Progress(o["maxiter"] or loop_budget or 1, desc="cbo",
                           enabled=o["progress"]) as bar:
-                self.swarm = s = self.new_swarm(N)
+                self.swarm = s = self.new_swarm()
                 while self.status is None:
                     if loop_budget is not None and self.nfev + M * s.X.shape[1] > loop_budget:
                         self.status = 6 if o["restarts"] else 2
@@ -394,8 +413,7 @@ class _CBOSolver:
                         self._restart_polish(loop_budget)
                         self.n_restarts += 1
                         last = s
-                        N = int(N * o["popsize_factor"])
-                        self.swarm = s = self.new_swarm(N)
+                        self.swarm = s = self.new_swarm()
                         s.last = last
         finally:
             self.polish_end()
