@@ -299,3 +299,44 @@ def test_workers_without_main_guard_finish(tmp_path):
                                   cbo.__file__).parents[2])})
     assert out.returncode == 0, out.stderr[-2000:]
     assert "done 400" in out.stdout
+
+
+def shifted_abs(x):  # top level: picklable for process pools and dask
+    return float(np.sum(np.abs(x - 0.25)) + 0.1 * np.sum(np.cos(5 * x)))
+
+
+RUNS_KW = dict(bounds=[(-2, 2)] * 3, n_runs=3, maxfev=3_000, rng=12)
+
+
+def test_mapped_runs_match_serial_map_and_spawned_seeds():
+    serial = minimize_cbo(shifted_abs, workers=map, **RUNS_KW)
+    assert serial.x_runs.shape == (3, 3) and serial.nfev <= 3_000
+    # each piece is the single run with the spawned generator and its share of maxfev
+    child = np.random.default_rng(12).spawn(3)[1]
+    one = minimize_cbo(shifted_abs, bounds=[(-2, 2)] * 3, maxfev=1_000, rng=child)
+    np.testing.assert_array_equal(serial.x_runs[1], one.x)
+    assert serial.fun == serial.fun_runs.min()
+    with pytest.raises(ValueError, match="callback"):
+        minimize_cbo(shifted_abs, workers=map, callback=lambda r: None, **RUNS_KW)
+
+
+@pytest.mark.slow
+def test_mapped_runs_identical_on_a_process_pool():
+    serial = minimize_cbo(shifted_abs, workers=map, **RUNS_KW)
+    pooled = minimize_cbo(shifted_abs, workers=2, **RUNS_KW)
+    np.testing.assert_array_equal(pooled.x_runs, serial.x_runs)
+    np.testing.assert_array_equal(pooled.fun_runs, serial.fun_runs)
+    assert pooled.nfev == serial.nfev
+
+
+@pytest.mark.slow
+def test_mapped_runs_identical_on_a_dask_local_cluster():
+    distributed = pytest.importorskip("distributed")
+    serial = minimize_cbo(shifted_abs, workers=map, **RUNS_KW)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        dist = minimize_cbo(shifted_abs, workers=client.map, **RUNS_KW)
+    np.testing.assert_array_equal(dist.x_runs, serial.x_runs)
+    np.testing.assert_array_equal(dist.fun_runs, serial.fun_runs)
+    assert dist.nfev == serial.nfev

@@ -761,9 +761,27 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
         box = parse_bounds(bounds)
         d = box[0].shape[0]
     _check_options(o, d)
+    if o["n_runs"] > 1 and not (isinstance(workers, int) and workers == 1) and \
+            workers is not None:
+        return _map_runs(fun, bounds, x0, o)
     start = _start_box(x0_dev, box, x0_spread, be, d)
     solver = _CBOSolver(fun, o, be, box, start, dtype, Draws(rng, cx))
     return solver.solve()
+
+
+def _map_runs(fun, bounds, x0, o):
+    """``n_runs`` independent runs over ``workers`` (see :mod:`._cbo_runs`)."""
+    from ._cbo_runs import map_runs
+
+    if o["callback"] is not None:
+        raise ValueError("callback is not supported when workers maps the n_runs runs; "
+                         "use workers=1 (batched runs) to follow the iterations")
+    keys = [k for k in inspect.signature(minimize_cbo).parameters if k not in
+            ("fun", "bounds", "x0", "n_runs", "workers", "rng", "maxfev", "polish",
+             "restarts")]
+    kwargs = {k: o[k] for k in keys}
+    kwargs.update(bounds=bounds, x0=x0, polish=o["polish"] or False, restarts=o["restarts"])
+    return map_runs(fun, kwargs, o["n_runs"], o["maxfev"], o["workers"], o["rng"])
 
 
 # --------------------------------------------------------------------------- router
