@@ -41,6 +41,7 @@ def _trajectory(f, X0, steps, seed, backend="numpy"):
     solver = cbo._CBOSolver(f, _options(vectorized=True, restarts=False, polish=False), be,
                             None, start, np.float64, Draws(seed, np))
     s = cbo._Swarm(X0.copy(), "covariance", 30.0, *cbo._COV_DEFAULTS, cbo._COV_ESS)
+    solver.BX = X0[:, 0, :].copy()
     out = []
     for _ in range(steps):
         solver.step(s)
@@ -340,3 +341,34 @@ def test_mapped_runs_identical_on_a_dask_local_cluster():
     np.testing.assert_array_equal(dist.x_runs, serial.x_runs)
     np.testing.assert_array_equal(dist.fun_runs, serial.fun_runs)
     assert dist.nfev == serial.nfev
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(2, 5, 3), (1, 1, 3), (2, 0, 3)])
+def test_reflect_kernel_matches_generic(dtype, shape):
+    rng = np.random.default_rng(4)
+    X = (10 * rng.normal(size=shape)).astype(dtype)
+    lb = np.array([-1.0, 0.0, -np.inf], dtype=dtype)
+    ub = np.array([1.0, np.inf, 2.0], dtype=dtype)
+    a = cbo.reflect(X, lb, ub, np)
+    b = _cbo_numba.reflect(X, lb, ub, np)
+    np.testing.assert_allclose(b, a, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
+    assert np.all(b >= lb) and np.all(b <= ub) and b.dtype == dtype
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(2, 6, 3), (1, 1, 2), (2, 0, 3)])
+def test_track_best_kernel_matches_generic(dtype, shape):
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=shape).astype(dtype)
+    F = rng.uniform(size=shape[:2]).astype(dtype)
+    if F.size >= 4:
+        F.flat[0], F.flat[1], F.flat[3] = np.nan, -np.inf, np.inf
+    M, d = shape[0], shape[2]
+    BF = np.array([0.5] + [np.inf] * (M - 1), dtype=dtype)
+    BX = np.zeros((M, d), dtype=dtype)
+    best = np.full(M, np.inf, dtype=dtype)
+    a = cbo._track_best_xp(X, F.copy(), BF, BX, best, np)
+    b = _cbo_numba.track_best(X, F.copy(), BF, BX, best, np)
+    for u, v in zip(a, b):
+        np.testing.assert_array_equal(np.asarray(v), np.asarray(u))

@@ -42,6 +42,10 @@ KERNELS = kernel_table(
     gibbs_weights={"numba": "._cbo_numba:gibbs_weights"},
     # drift toward the consensus plus diagonal / isotropic noise, and the spread
     move={"numba": "._cbo_numba:move", "cupy": "._cbo_cupy:move"},
+    # points reflected into the box [lb, ub]
+    reflect={"numba": "._cbo_numba:reflect"},
+    # non-finite energies -> +inf (counted), best point ever and best of this start
+    track_best={"numba": "._cbo_numba:track_best"},
     # consensus points of (M, N, d) particles (the public ``consensus``)
     consensus={"numba": "._cbo_numba:consensus"},
 )

@@ -162,3 +162,67 @@ def consensus(X, E, alpha, xp):
     C = np.empty((X.shape[0], X.shape[2]), dtype=X.dtype)
     _consensus_kernel(X, np.ascontiguousarray(E), float(alpha), C)
     return C
+
+
+@jit
+def _reflect_kernel(X, lb, ub, out):
+    M, N, d = X.shape
+    for m in range(M):
+        for i in range(N):
+            for j in range(d):
+                x = X[m, i, j]
+                lo = lb[j]
+                hi = ub[j]
+                w = hi - lo
+                if w < math.inf:
+                    y = (x - lo) % (2.0 * w)  # Python semantics: y in [0, 2w)
+                    if y > w:
+                        y = 2.0 * w - y
+                    x = lo + y
+                else:
+                    if x < lo:
+                        x = 2.0 * lo - x
+                    if x > hi:
+                        x = 2.0 * hi - x
+                out[m, i, j] = min(max(x, lo), hi)
+
+
+def reflect(X, lb, ub, xp):
+    """Numba twin of :func:`._cbo_bounds.reflect` for (M, N, d) points."""
+    X = np.ascontiguousarray(X)
+    out = np.empty_like(X)
+    _reflect_kernel(X, np.ascontiguousarray(lb, dtype=X.dtype),
+                    np.ascontiguousarray(ub, dtype=X.dtype), out)
+    return out
+
+
+@jit
+def _track_kernel(X, F, BF, BX, best):
+    M, N, d = X.shape
+    n_bad = 0
+    for m in range(M):
+        k = -1
+        fk = math.inf
+        for i in range(N):
+            f = F[m, i]
+            if not (f < math.inf and f > -math.inf):  # NaN or +-inf: the worst particle
+                n_bad += 1
+                F[m, i] = math.inf
+            elif f < fk:
+                fk = f
+                k = i
+        if k >= 0 and fk < BF[m]:
+            BF[m] = fk
+            for j in range(d):
+                BX[m, j] = X[m, k, j]
+        if fk < best[m]:
+            best[m] = fk
+    return n_bad
+
+
+def track_best(X, F, BF, BX, best, xp):
+    """Numba twin of ``cbo._track_best_xp``: (F cleaned, n_bad, BF, BX, best)."""
+    F = np.array(F, dtype=X.dtype)  # cleaned in place: a copy
+    BF, BX, best = BF.copy(), np.ascontiguousarray(BX).copy(), best.copy()
+    n_bad = _track_kernel(np.ascontiguousarray(X), F, BF, BX, best)
+    return F, n_bad, BF, BX, best

@@ -147,6 +147,25 @@ def _consensus_xp(X, E, alpha, xp):
     return xp.sum(W[:, :, None] * X, axis=1)
 
 
+def _track_best_xp(X, F, BF, BX, best, xp):
+    """Non-finite energies -> +inf; update the best point ever (``BF``, ``BX``, first
+    minimiser as the kernel's strict '<') and the best value of this start (``best``).
+    Returns ``(F, n_bad, BF, BX, best)``; ``n_bad`` may stay on the device."""
+    M, N, _ = X.shape
+    bad = ~xp.isfinite(F)
+    n_bad = xp.sum(xp.astype(bad, xp.int64))
+    F = xp.where(bad, xp.asarray(xp.inf, dtype=F.dtype), F)
+    if N == 0:
+        return F, n_bad, BF, BX, best
+    idx = xp.argmin(F, axis=1)
+    f_step = xp.min(F, axis=1)
+    onehot = xp.reshape(xp.arange(N), (1, N)) == xp.reshape(idx, (M, 1))
+    x_step = xp.sum(xp.where(onehot[:, :, None], X, xp.zeros_like(X)), axis=1)
+    better = f_step < BF
+    return (F, n_bad, xp.where(better, f_step, BF), xp.where(better[:, None], x_step, BX),
+            xp.minimum(best, f_step))
+
+
 def _covariance_noise(P, C, W, Z, xp):
     """``eta_i = sum_j sqrt(w_j) (P_j - c) Z_ij``: N(0, Sigma_w) draws, affine equivariant."""
     D = P - C[:, None, :]
@@ -256,6 +275,8 @@ class _CBOSolver:
         self.evaluate = Evaluator(fun, o["args"], o["vectorized"], o["workers"], be.xp, dtype)
         self.weights = KERNELS.get("gibbs_weights", be, _gibbs_weights_xp)
         self.move = KERNELS.get("move", be, _move_xp)
+        self.reflect = KERNELS.get("reflect", be, reflect)
+        self.track = KERNELS.get("track_best", be, _track_best_xp)
         self.sync_every = KERNELS.setting("sync_every", be, 1)
         xp = self.xp
         M, d = o["n_runs"], start[0].shape[0]
@@ -305,10 +326,10 @@ class _CBOSolver:
         self.nfev += M * N
         self.nit += 1
         s.steps += 1
-        bad = ~xp.isfinite(F)
-        self.n_bad += xp.sum(xp.astype(bad, xp.int64))  # stays on the device
-        F = xp.where(bad, xp.asarray(xp.inf, dtype=F.dtype), F)
-        self._track_best(s, F)
+        if s.best is None:
+            s.best = xp.full((M,), xp.inf, dtype=F.dtype)
+        F, n_bad, self.BF, self.BX, s.best = self.track(s.X, F, self.BF, self.BX, s.best, xp)
+        self.n_bad += n_bad  # stays on the device
         E, P = F, s.X
         if o["memory"]:
             if s.Y is None:
@@ -334,21 +355,9 @@ class _CBOSolver:
             X_new, spread = self.move(s.X, C, xi, s.lam_dt, s.sig_sqdt,
                                       s.noise == "anisotropic", xp)
         if self.box is not None:
-            X_new = reflect(X_new, self.lb, self.ub, xp)
+            X_new = self.reflect(X_new, self.lb, self.ub, xp)
         s.X_eval, s.F, s.C, s.spread, s.X = s.X, F, C, spread, X_new
         s.alpha = min(s.alpha * o["alpha_growth"], o["alpha_max"])
-
-    def _track_best(self, s, F):
-        xp, X = self.xp, s.X
-        M, N, _ = X.shape
-        idx = xp.argmin(F, axis=1)
-        f_step = xp.min(F, axis=1)
-        onehot = xp.reshape(xp.arange(N), (1, N)) == xp.reshape(idx, (M, 1))
-        x_step = xp.sum(xp.where(onehot[:, :, None], X, xp.zeros_like(X)), axis=1)
-        better = f_step < self.BF
-        self.BF = xp.where(better, f_step, self.BF)
-        self.BX = xp.where(better[:, None], x_step, self.BX)
-        s.best = f_step if s.best is None else xp.minimum(s.best, f_step)
 
     # ---- stopping and restart tests (host syncs: every ``sync_every`` steps)
     def check(self, s):
