@@ -50,7 +50,11 @@ _NOISES = ("mixed", "anisotropic", "isotropic", "covariance")
 #: per-noise defaults of (sigma, lam, dt); the diagonal ones calibrated on shifted
 #: Rastrigin/Ackley/Levy-20, the covariance ones on the black-box tuning suite
 _DIAG_DEFAULTS = (10.5, 0.4, 0.01)
-_COV_DEFAULTS = (1.5, 1.0, 0.1)
+_COV_DEFAULTS = (1.0, 1.0, 1.0)
+#: covariance starts: at least this many particles per dimension (the weighted covariance
+#: needs an effective sample size above d), and the success rule of the noise scale
+_COV_PER_DIM = 6
+_COV_SCALE = (1.1, 0.9)
 _COV_ESS = 0.5
 #: stall patience, in units of 10 + 30 d / N steps: (covariance, diagonal noises)
 _PATIENCE = (3, 3)
@@ -145,6 +149,18 @@ def _consensus_xp(X, E, alpha, xp):
     E = xp.where(xp.isfinite(E), E, xp.asarray(xp.inf, dtype=E.dtype))
     W, _ = _gibbs_weights_xp(E, None, alpha, None, 1.0, xp)
     return xp.sum(W[:, :, None] * X, axis=1)
+
+
+def _success_scale(scale, improved, xp):
+    """Noise scale of covariance starts: a run whose best improved this step widens its
+    noise (``max(scale, 1) * 1.1``), otherwise it narrows it (``* 0.9``): the weighted
+    covariance shrinks by selection at every step, and this success rule (AMaLGaM's
+    adaptive variance scaling, simplified) keeps the swarm from collapsing before it
+    has found the bottom. Invariant under affine maps of ``x`` and monotone maps of ``f``.
+    """
+    inc, dec = _COV_SCALE
+    grown = xp.maximum(scale, xp.ones_like(scale)) * inc
+    return xp.minimum(xp.where(improved, grown, scale * dec), xp.full_like(scale, 1e6))
 
 
 def _track_best_xp(X, F, BF, BX, best, xp):
@@ -261,6 +277,7 @@ class _Swarm:
         self.ess = ess
         self.F = self.C = self.Y = self.FY = None
         self.spread = self.best = self.last = None
+        self.scale = None  # covariance noise: per-run scale, adapted by success
         self.alpha_used = alpha
         self.steps = 0
         self.history = []  # host list of the best value of this start, per check
@@ -301,7 +318,10 @@ class _CBOSolver:
             noise = _MIXED_ORDER[self.n_restarts % 2]
         n_same = self.started.get(noise, 0)
         self.started[noise] = n_same + 1
-        N = int(o["n_particles"] * o["popsize_factor"] ** n_same)
+        N0 = o["n_particles"]
+        if noise == "covariance":
+            N0 = max(N0, _COV_PER_DIM * d)
+        N = int(N0 * o["popsize_factor"] ** n_same)
         u = self.draws.uniform(0.0, 1.0, (M, N, d), dtype=self.dtype)
         X = xp.asarray(low.tolist(), dtype=self.dtype) + \
             xp.asarray(width.tolist(), dtype=self.dtype) * u
@@ -328,6 +348,8 @@ class _CBOSolver:
         s.steps += 1
         if s.best is None:
             s.best = xp.full((M,), xp.inf, dtype=F.dtype)
+            s.scale = xp.ones((M,), dtype=F.dtype)
+        prev_best = s.best
         F, n_bad, self.BF, self.BX, s.best = self.track(s.X, F, self.BF, self.BX, s.best, xp)
         self.n_bad += n_bad  # stays on the device
         E, P = F, s.X
@@ -348,8 +370,9 @@ class _CBOSolver:
         if s.noise == "covariance":
             Z = self.draws.normal((M, N, N), dtype=self.dtype)
             eta = _covariance_noise(P, C, W, Z, xp)
+            s.scale = _success_scale(s.scale, s.best < prev_best, xp)
             X_new, spread = self.move(s.X, C, xp.zeros_like(s.X), s.lam_dt, 0.0, True, xp)
-            X_new = X_new + s.sig_sqdt * eta
+            X_new = X_new + (s.sig_sqdt * s.scale)[:, None, None] * eta
         else:
             xi = self.draws.normal((M, N, d), dtype=self.dtype)
             X_new, spread = self.move(s.X, C, xi, s.lam_dt, s.sig_sqdt,
