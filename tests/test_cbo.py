@@ -32,6 +32,7 @@ def cbo1(*args, **kwargs):
     """One start of the dynamics: no restarts, no polish (the pre-restart behaviour)."""
     kwargs.setdefault("restarts", False)
     kwargs.setdefault("polish", False)
+    kwargs.setdefault("noise", "anisotropic")
     return minimize_cbo(*args, **kwargs)
 
 

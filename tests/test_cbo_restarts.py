@@ -108,6 +108,7 @@ def test_restarts_grow_the_population_and_keep_the_best(noise):
     seen = []
     res = minimize_cbo(lambda x: np.sum(np.abs(x), axis=0), bounds=[(-2, 2)] * 3,
                        vectorized=True, maxfev=30_000, polish=False, rng=1, noise=noise,
+                       xtol=1e-2,
                        callback=lambda r: seen.append((r.n_restarts, r.population.shape[0],
                                                        r.fun)))
     sizes = {}
