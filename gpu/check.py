@@ -1,15 +1,25 @@
-"""The one script a GPU machine runs: the test suite with the cupy backend enabled, then the
-asv benchmarks (which add a "cupy" backend parameter when a GPU is usable), written to one
-JSON report.
+"""The one script a GPU machine runs: the cupy tests, then a short cupy-vs-Numba table.
 
-Usage (from the repository root, on a machine with a CUDA GPU):
+It fits the machine this project is lent: no package index (the pure-Python packages that
+machine lacks travel as wheels in the ignored ``.whl/`` folder and are installed with
+``pip install --no-index --no-deps --target``), one command under 8 minutes in all, and the
+package runs from the checkout through ``PYTHONPATH`` (no ``pip install -e``).
 
-    python -m pip install -e ".[test,bench,gpu]"
-    python gpu/check.py [--out gpu/report.json] [--skip-bench] [--bench REGEX]
+Usage (from the repository root)::
 
-It must keep running unchanged as CuPy kernels are added: tests opt in through the ``xp``
-and ``backend`` fixtures (SOLVERS_TEST_CUPY=1 adds the cupy parameters), benchmarks through
-their ``backend`` parameter lists.
+    python gpu/check.py --fetch-wheels      # here, with a package index: fill .whl/
+    python gpu/check.py --dry-run           # anywhere: print the plan and its time budget
+    python gpu/check.py                     # on the GPU machine: tests + table -> JSON
+
+Steps and their caps (seconds; the whole must stay under the 600 s a command may run):
+
+1. install the carried wheels into ``gpu/_site`` (seconds);
+2. ``pytest -m gpu -x`` with ``SOLVERS_TEST_CUPY=1`` (the cupy parameters of every
+   ``xp`` / ``backend`` fixture and the tests marked ``gpu``), capped at ``--test-timeout``;
+3. ``gpu/bench.py``: each area's hot operation at a size where a GPU should win, cupy vs
+   Numba in one process (Numba threads stated), capped at ``--bench-timeout``.
+
+The report (``--out``, JSON) holds the device, the test counts and failures, and the table.
 """
 import argparse
 import glob
@@ -22,13 +32,41 @@ import time
 import xml.etree.ElementTree as ET
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WHEELS = os.path.join(ROOT, ".whl")
+SITE = os.path.join(ROOT, "gpu", "_site")
+#: pure-Python packages the GPU machine lacks (it has numpy, scipy, numba, cupy, networkx,
+#: pytest, hypothesis); tests needing anything else (POT, dask) skip or are not selected
+CARRIED = ("array-api-compat", "array-api-strict", "tqdm")
+BUDGET_S = 480  # of the 600 s one command may run on the device machine
 
 
-def run(cmd, env=None, timeout=None):
+def plan(args):
+    """The commands the check runs, as (name, argv, env additions, timeout)."""
+    env = {"PYTHONPATH": os.pathsep.join([SITE, ROOT]), "SOLVERS_TEST_CUPY": "1",
+           "OPENBLAS_NUM_THREADS": "1"}
+    junit = os.path.join(ROOT, "gpu", "junit.xml")
+    return [
+        ("install wheels", [sys.executable, "-m", "pip", "install", "--no-index", "--no-deps",
+                            "--quiet", "--upgrade", "--target", SITE]
+         + sorted(glob.glob(os.path.join(WHEELS, "*.whl"))), {}, 30),
+        ("tests", [sys.executable, "-m", "pytest", "-q", "-x", "-m", "gpu",
+                   "-p", "no:cacheprovider", "--no-header", f"--junitxml={junit}",
+                   "tests"], env, args.test_timeout),
+        ("bench", [sys.executable, os.path.join(ROOT, "gpu", "bench.py"),
+                   "--out", os.path.join(ROOT, "gpu", "_bench.json")]
+         + (["--quick"] if args.quick else []), env, args.bench_timeout),
+    ]
+
+
+def run(argv, env, timeout):
     start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=timeout)
-    return proc, time.perf_counter() - start
+    try:
+        proc = subprocess.run(argv, cwd=ROOT, env=dict(os.environ, **env),
+                              capture_output=True, text=True, timeout=timeout)
+        rc, out = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        rc, out = "timeout", (exc.stdout or b"").decode(errors="replace")
+    return rc, out, round(time.perf_counter() - start, 1)
 
 
 def device_info():
@@ -39,76 +77,74 @@ def device_info():
         info["cupy"] = cupy.__version__
         info["cuda_runtime"] = cupy.cuda.runtime.runtimeGetVersion()
         props = cupy.cuda.runtime.getDeviceProperties(0)
-        info["device"] = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+        name = props["name"]
+        info["device"] = name.decode() if isinstance(name, bytes) else name
         info["memory_gib"] = round(props["totalGlobalMem"] / 2**30, 1)
     except Exception as exc:  # report, do not crash: the report says why nothing ran
         info["cupy_error"] = repr(exc)
-    from solvers._lib.backend import gpu_available
-
-    info["gpu_available"] = gpu_available()
     return info
 
 
-def run_tests(timeout):
-    env = dict(os.environ, SOLVERS_TEST_CUPY="1")
-    junit = os.path.join(ROOT, "gpu", "junit.xml")
-    proc, seconds = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                         f"--junitxml={junit}"], env=env, timeout=timeout)
-    summary = {"returncode": proc.returncode, "seconds": round(seconds, 1),
-               "tail": proc.stdout[-3000:]}
-    if os.path.exists(junit):
-        root = ET.parse(junit).getroot()
-        cases = root.iter("testcase")
-        failed, cupy_cases, cupy_passed = [], 0, 0
-        for case in cases:
-            name = f"{case.get('classname')}::{case.get('name')}"
-            bad = case.find("failure") is not None or case.find("error") is not None
-            if "cupy" in name:
-                cupy_cases += 1
-                cupy_passed += (not bad) and case.find("skipped") is None
-            if bad:
-                failed.append(name)
-        summary.update(cupy_cases=cupy_cases, cupy_passed=cupy_passed, failed=failed)
-    return summary
+def junit_summary(path):
+    if not os.path.exists(path):
+        return {}
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    failed = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        name = f"{case.get('classname')}::{case.get('name')}"
+        if case.find("failure") is not None or case.find("error") is not None:
+            counts["failed"] += 1
+            failed.append(name)
+        elif case.find("skipped") is not None:
+            counts["skipped"] += 1
+        else:
+            counts["passed"] += 1
+    return dict(counts, failed_cases=failed)
 
 
-def run_benchmarks(regex, timeout):
-    run([sys.executable, "-m", "asv", "machine", "--yes"])
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
-    cmd = [sys.executable, "-m", "asv", "run", "--python=same", "--quick", "--show-stderr",
-           f"--set-commit-hash={commit}"]
-    if regex:
-        cmd += ["--bench", regex]
-    proc, seconds = run(cmd, timeout=timeout)
-    results = {}
-    for path in glob.glob(os.path.join(ROOT, ".asv", "results", "*", f"{commit[:8]}*.json")):
-        with open(path) as fh:
-            data = json.load(fh)
-        results.update(data.get("results", {}))
-    return {"returncode": proc.returncode, "seconds": round(seconds, 1),
-            "tail": proc.stdout[-4000:], "results": results}
+def fetch_wheels():
+    os.makedirs(WHEELS, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary",
+                    ":all:", "-d", WHEELS, *CARRIED], check=True)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.join(ROOT, "gpu", "report.json"))
-    parser.add_argument("--skip-bench", action="store_true")
-    parser.add_argument("--bench", default=None, help="asv --bench regex (default: all)")
-    parser.add_argument("--test-timeout", type=int, default=1200)
-    parser.add_argument("--bench-timeout", type=int, default=1800)
+    parser.add_argument("--test-timeout", type=int, default=240)
+    parser.add_argument("--bench-timeout", type=int, default=150)
+    parser.add_argument("--quick", action="store_true", help="smaller benchmark sizes")
+    parser.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
+    parser.add_argument("--fetch-wheels", action="store_true",
+                        help="download the carried wheels into .whl/ (needs an index)")
     args = parser.parse_args()
-    report = {"device": device_info()}
-    report["tests"] = run_tests(args.test_timeout)
-    if not args.skip_bench:
-        report["benchmarks"] = run_benchmarks(args.bench, args.bench_timeout)
+    if args.fetch_wheels:
+        fetch_wheels()
+        return 0
+    steps = plan(args)
+    total = sum(step[3] for step in steps)
+    if args.dry_run:
+        for name, argv, env, timeout in steps:
+            extra = " ".join(f"{k}={v}" for k, v in env.items())
+            print(f"[{name}, cap {timeout} s] {extra} {' '.join(argv)}".strip())
+        print(f"total cap {total} s (budget {BUDGET_S} s): "
+              f"{'fits' if total <= BUDGET_S else 'DOES NOT FIT'}")
+        return 0 if total <= BUDGET_S else 1
+    report = {"device": device_info(), "steps": {}}
+    for name, argv, env, timeout in steps:
+        rc, out, seconds = run(argv, env, timeout)
+        report["steps"][name] = {"rc": rc, "seconds": seconds, "tail": out[-4000:]}
+        print(f"== {name}: rc={rc} in {seconds} s\n{out[-2500:]}", flush=True)
+    report["tests"] = junit_summary(os.path.join(ROOT, "gpu", "junit.xml"))
+    bench = os.path.join(ROOT, "gpu", "_bench.json")
+    if os.path.exists(bench):
+        with open(bench) as fh:
+            report["bench"] = json.load(fh)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as fh:
         json.dump(report, fh, indent=1, default=str)
-    t = report["tests"]
-    print(f"tests rc={t['returncode']} cupy cases {t.get('cupy_passed')}/{t.get('cupy_cases')} "
-          f"passed; failed: {len(t.get('failed', []))}; report: {args.out}")
-    return 0 if t["returncode"] == 0 else 1
+    print(f"tests: {report['tests']}; report: {args.out}")
+    return 0 if report["steps"]["tests"]["rc"] == 0 else 1
 
 
 if __name__ == "__main__":

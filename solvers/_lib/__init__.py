@@ -9,7 +9,13 @@ every user. The pieces:
   usable-GPU probe;
 - :mod:`.rng` -- ``rng`` normalisation and draws that are identical on every namespace;
 - :mod:`.validation` -- argument checks with clear messages;
-- :mod:`.results` -- ``OptimizeResult``, callbacks with ``StopIteration``, progress bars;
+- :mod:`.results` -- the result contract (:class:`Status`, :func:`make_result`), callbacks
+  with ``StopIteration``, progress bars;
+- :mod:`.kernels` -- :class:`KernelTable`, the per-area table that picks a kernel per backend;
+- :mod:`.optim` -- the one Adam and the step-size schedules;
+- :mod:`.host` -- :func:`to_host` / :func:`to_float`, the one explicit device -> host copy;
+- :mod:`.router` -- the method router behind ``minimize`` and ``learn_dag``;
+- :mod:`._prng` -- the one in-kernel counter-based PRNG (Numba and CUDA; imports numba);
 - :mod:`.numba_config` -- the one place where Numba flags are set.
 """
 from .namespace import array_namespace, is_numpy_namespace, is_cupy_namespace, to_numpy_scalar
@@ -24,7 +30,10 @@ from .validation import (
     check_choice,
     check_int,
 )
-from .results import OptimizeResult, call_callback, Progress
+from .results import OptimizeResult, Status, make_result, call_callback, Progress
+from .kernels import KernelTable
+from .optim import Adam
+from .host import to_host, to_float
 
 __all__ = [
     "array_namespace", "is_numpy_namespace", "is_cupy_namespace", "to_numpy_scalar",
@@ -32,5 +41,6 @@ __all__ = [
     "check_rng", "Draws",
     "as_float_array", "check_finite", "check_shape", "check_positive",
     "check_positive_definite", "check_choice", "check_int",
-    "OptimizeResult", "call_callback", "Progress",
+    "OptimizeResult", "Status", "make_result", "call_callback", "Progress",
+    "KernelTable", "Adam", "to_host", "to_float",
 ]

@@ -4,11 +4,9 @@ Methods live in their own modules and are imported on first use (``_METHOD_MODUL
 ``import solvers.dag`` stays light. Options are checked against the method's signature:
 an unknown option is a ``TypeError`` that names the method and lists what it accepts.
 """
-import importlib
-
 import numpy as np
 
-from .._lib.options import check_options
+from .._lib.router import Router
 from .._lib.results import OptimizeResult
 from .._lib.validation import as_float_array, check_finite
 from .graph import is_dag, to_host, to_networkx
@@ -20,6 +18,7 @@ _METHOD_MODULES = {
     "cosmo": "solvers.dag.cosmo:_learn_cosmo",
     "dpdag": "solvers.dag.dpdag:_learn_dpdag",
 }
+_ROUTER = Router("learn_dag", _METHOD_MODULES, positional=("X",))
 
 
 class DAGResult(OptimizeResult):
@@ -209,19 +208,7 @@ def available_methods():
     >>> "cosmo" in available_methods()
     True
     """
-    names = []
-    for name in _METHOD_MODULES:
-        try:
-            _load(name)
-        except (ModuleNotFoundError, AttributeError):
-            continue
-        names.append(name)
-    return names
-
-
-def _load(name):
-    module, func = _METHOD_MODULES[name].split(":")
-    return getattr(importlib.import_module(module), func)
+    return [name for name in _METHOD_MODULES if name in _ROUTER.available()]
 
 
 def learn_dag(X, method="cosmo", *, options=None, **kwargs):
@@ -268,22 +255,5 @@ def learn_dag(X, method="cosmo", *, options=None, **kwargs):
     >>> res.is_dag(), shd(B, res.adjacency) <= 1
     (True, True)
     """
-    if not isinstance(method, str):
-        raise TypeError(f"method must be a string, got {type(method).__name__}")
-    name = method.lower()
-    if name not in _METHOD_MODULES:
-        raise ValueError(f"unknown method {method!r}; choose from {sorted(_METHOD_MODULES)}")
-    try:
-        func = _load(name)
-    except ModuleNotFoundError as exc:
-        module = _METHOD_MODULES[name].split(":")[0]
-        if exc.name != module:
-            raise
-        raise ValueError(f"method {method!r} is not available yet ({exc})") from None
-    opts = dict(options or {})
-    overlap = set(opts) & set(kwargs)
-    if overlap:
-        raise TypeError(f"option(s) {sorted(overlap)} given both in options and as keywords")
-    opts.update(kwargs)
-    check_options(name, func, opts, positional=("X",))
-    return func(X, **opts)
+    func = _ROUTER.solver(method)
+    return func(X, **_ROUTER.options(method, options, kwargs))

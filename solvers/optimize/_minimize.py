@@ -7,18 +7,16 @@ their module is imported. The router knows which module provides each method nam
 Options are checked against the solver's signature: an unknown option is a ``TypeError``
 naming the method and listing the options it accepts, never silently ignored.
 """
-import importlib
+from .._lib.router import Router
 
-from .._lib.options import check_options
+_ROUTER = Router("minimize", {
+    "cbo": "solvers.optimize.cbo:_minimize_cbo_adapter",
+    "safe-kl": "solvers.lse.safe_kl:minimize_logsumexp",
+    "anneal": "solvers.qubo.anneal:_minimize_anneal",
+}, positional=("fun", "x0"))
 
-# method name -> module that registers it on import
-_METHOD_MODULES = {
-    "cbo": "solvers.optimize.cbo",
-    "safe-kl": "solvers.lse.safe_kl",
-    "anneal": "solvers.qubo.anneal",
-}
-
-_REGISTRY = {}
+#: methods whose start is optional (``x0=None`` allowed)
+_OPTIONAL_X0 = {"cbo", "anneal"}
 
 
 def register_method(name, func, *, takes_x0=True):
@@ -26,28 +24,15 @@ def register_method(name, func, *, takes_x0=True):
 
     ``takes_x0=False`` marks solvers whose start is optional (``x0=None`` is allowed).
     """
-    _REGISTRY[name.lower()] = (func, takes_x0)
+    _ROUTER.register(name, func)
+    if not takes_x0:
+        _OPTIONAL_X0.add(name.lower())
     return func
 
 
 def available_methods():
     """Names accepted by :func:`minimize` (those whose module imports)."""
-    for name in _METHOD_MODULES:
-        _load(name)
-    return sorted(_REGISTRY)
-
-
-def _load(name):
-    if name in _REGISTRY:
-        return _REGISTRY[name]
-    module = _METHOD_MODULES.get(name)
-    if module is not None:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:  # a real import error inside the module: surface it
-                raise
-    return _REGISTRY.get(name)
+    return _ROUTER.available()
 
 
 def minimize(fun, x0=None, method="cbo", *, bounds=None, callback=None, options=None, **kwargs):
@@ -98,23 +83,8 @@ def minimize(fun, x0=None, method="cbo", *, bounds=None, callback=None, options=
     >>> bool(np.allclose(res.x, 1.0, atol=1e-2))
     True
     """
-    if not isinstance(method, str):
-        raise TypeError(f"method must be a string, got {type(method).__name__}")
-    name = method.lower()
-    entry = _load(name)
-    if entry is None:
-        raise ValueError(f"unknown method {method!r}; available: {available_methods()}")
-    func, takes_x0 = entry
-    opts = dict(options or {})
-    overlap = set(opts) & set(kwargs)
-    if overlap:
-        raise TypeError(f"option(s) {sorted(overlap)} given both in options and as keywords")
-    opts.update(kwargs)
-    if bounds is not None:
-        opts["bounds"] = bounds
-    if callback is not None:
-        opts["callback"] = callback
-    check_options(name, func, opts, positional=("fun", "x0"))
-    if x0 is None and takes_x0:
+    func = _ROUTER.solver(method)
+    opts = _ROUTER.options(method, options, kwargs, bounds=bounds, callback=callback)
+    if x0 is None and method.lower() not in _OPTIONAL_X0:
         raise ValueError(f"method {method!r} needs a starting point x0")
     return func(fun, x0, **opts)
