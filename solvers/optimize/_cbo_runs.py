@@ -34,7 +34,7 @@ def _gather(results):
 
 def map_runs(fun, kwargs, n_runs, maxfev, workers, rng):
     """Run ``n_runs`` pieces through ``workers``; returns the combined OptimizeResult."""
-    from .._lib.results import OptimizeResult
+    from .._lib.results import OptimizeResult  # the pieces' results follow the contract
 
     children = check_rng(rng).spawn(n_runs)
     budgets = [None] * n_runs

@@ -34,11 +34,12 @@ from .._lib.backend import resolve_backend
 from .._lib.rng import Draws
 from .._lib.validation import (as_float_array, check_choice, check_finite, check_int,
                                check_positive)
-from .._lib.results import OptimizeResult, call_callback, Progress, STOPPED_BY_CALLBACK
+from .._lib.host import to_host, to_float
+from .._lib.results import Status, make_result, call_callback, Progress
 from ..lse import softmax, logsumexp
 from ._cbo_bounds import parse_bounds, reflect
 from ._cbo_eval import Evaluator
-from ._cbo_kernels import KERNELS
+from ._cbo_kernels import KERNELS, SYNC_EVERY
 from ._minimize import register_method
 from ._polish import polish as _polish_point, POLISH_METHODS
 
@@ -66,16 +67,20 @@ _FIRST_SHARE = 0.15
 #: population at its next start
 _MIXED_ORDER = ("covariance", "anisotropic")
 
-_MESSAGES = {
-    0: "converged: the particle spread fell below xtol (or the energy spread below ftol)",
-    1: "maximum number of iterations reached (the alpha schedule ran to its end)",
-    2: "maximum number of function evaluations reached",
-    3: "f_target reached",
-    4: "no finite objective value was found",
-    5: "the particles diverged (non-finite positions)",
-    6: "the evaluation budget (maxfev / maxiter) was spent over the restarts",
+#: internal end of a run -> (shared Status, success, message); "budget" is the normal end
+#: of a run with restarts, "maxfev" / "maxiter" of a single start
+_ENDS = {
+    "converged": (Status.CONVERGED, True, "converged: the particle spread fell below xtol "
+                  "(or the energy spread below ftol)"),
+    "maxiter": (Status.MAXITER, True, "maximum number of iterations reached"),
+    "maxfev": (Status.MAXFEV, False, "maximum number of function evaluations reached"),
+    "budget": (Status.MAXFEV, True, "the evaluation budget (maxfev / maxiter) was spent "
+               "over the restarts"),
+    "target": (Status.TARGET, True, "f_target reached"),
+    "no_finite": (Status.NONFINITE, False, "no finite objective value was found"),
+    "diverged": (Status.NONFINITE, False, "the particles diverged (non-finite positions)"),
+    "callback": (Status.CALLBACK, False, Status.CALLBACK.message),
 }
-_SUCCESS = (0, 1, 3, 6)
 
 
 # --------------------------------------------------------------------------- generic kernels
@@ -263,11 +268,6 @@ def consensus(x, energies, alpha, *, backend="auto"):
 
 # --------------------------------------------------------------------------- the solver
 
-def be_host(xp, a):
-    """A small device array as a host list (one sync)."""
-    return [float(v) for v in xp.reshape(a, (-1,)).tolist()] if hasattr(a, "tolist") else \
-        [float(a[i]) for i in range(a.shape[0])]
-
 
 class _Swarm:
     """State of one (re)start: ``M`` runs of ``N`` particles, one noise type."""
@@ -298,7 +298,7 @@ class _CBOSolver:
         self.move = KERNELS.get("move", be, _move_xp)
         self.reflect = KERNELS.get("reflect", be, reflect)
         self.track = KERNELS.get("track_best", be, _track_best_xp)
-        self.sync_every = KERNELS.setting("sync_every", be, 1)
+        self.sync_every = SYNC_EVERY.get(be.name, 1)
         xp = self.xp
         M, d = o["n_runs"], start[0].shape[0]
         self.d = d
@@ -390,15 +390,15 @@ class _CBOSolver:
     def check(self, s):
         """None to go on, "restart", or "stop" (``self.status`` set)."""
         o, xp = self.o, self.xp
-        max_spread = float(xp.max(s.spread))
-        best = float(xp.min(self.BF))
+        max_spread = to_float(xp.max(s.spread))
+        best = to_float(xp.min(self.BF))
         if not math.isfinite(max_spread):
-            self.status = 5
+            self.status = "diverged"
             return "stop"
         if o["f_target"] is not None and best <= o["f_target"]:
-            self.status = 3
+            self.status = "target"
             return "stop"
-        s.history.append(np.asarray(be_host(xp, s.best), dtype=np.float64))
+        s.history.append(np.asarray(to_host(s.best), dtype=np.float64))
         collapsed = max_spread <= o["xtol"]
         if not collapsed and o["ftol"] > 0:
             fin = xp.where(xp.isfinite(s.F), s.F, xp.asarray(xp.inf, dtype=s.F.dtype))
@@ -406,7 +406,7 @@ class _CBOSolver:
             collapsed = bool(xp.all(fmax - fmin <= o["ftol"] * (1.0 + xp.abs(fmin))))
         if not o["restarts"]:
             if collapsed:
-                self.status = 0
+                self.status = "converged"
                 return "stop"
             return None
         base = 10 + math.ceil(30 * self.d / s.X.shape[1])
@@ -433,15 +433,15 @@ class _CBOSolver:
                 self.swarm = s = self.new_swarm()
                 while self.status is None:
                     if loop_budget is not None and self.nfev + M * s.X.shape[1] > loop_budget:
-                        self.status = 6 if o["restarts"] else 2
+                        self.status = "budget" if o["restarts"] else "maxfev"
                         break
                     if o["maxiter"] is not None and self.nit >= o["maxiter"]:
-                        self.status = 6 if o["restarts"] else 1
+                        self.status = "budget" if o["restarts"] else "maxiter"
                         break
                     self.step(s)
                     bar.update(1 if o["maxiter"] else M * s.X.shape[1])
                     if o["callback"] is not None and self._call_back(s):
-                        self.status = STOPPED_BY_CALLBACK[0]
+                        self.status = "callback"
                         break
                     if s.steps % self.sync_every and not o["restarts"] and \
                             o["f_target"] is None:
@@ -474,17 +474,17 @@ class _CBOSolver:
 
         def f(z):
             X = xp.asarray(z.tolist(), dtype=dtype)[None, :]
-            return float(self.evaluate(X)[0])
+            return to_float(self.evaluate(X)[0])
         return f
 
     def _polish(self, budget, refine=False):
         """Polish the best point with at most ``budget`` evaluations (counted)."""
         xp = self.xp
         ib = int(xp.argmin(self.BF))
-        fx = float(self.BF[ib])
+        fx = to_float(self.BF[ib])
         if budget <= 0 or not math.isfinite(fx):
             return
-        x = np.asarray([float(v) for v in self.BX[ib, :].tolist()], dtype=np.float64)
+        x = np.asarray(to_host(self.BX[ib, :]), dtype=np.float64)
         lb, ub = self.box if self.box is not None else (None, None)
         xn, fn, used = _polish_point(self._host_fun(), x, fx, lb, ub, budget, self.o["polish"],
                                      refine)
@@ -504,7 +504,7 @@ class _CBOSolver:
         self._polish(left)
 
     def polish_end(self):
-        if self.o["polish"] is None or self.status in (STOPPED_BY_CALLBACK[0], 5) or \
+        if self.o["polish"] is None or self.status in ("callback", "diverged") or \
                 self.BX is None:
             return
         maxfev = self.o["maxfev"]
@@ -518,25 +518,24 @@ class _CBOSolver:
             raise ValueError(f"maxfev={self.o['maxfev']} is below one step "
                              f"({self.o['n_runs'] * s.X.shape[1]} evaluations)")
         ib = int(xp.argmin(self.BF))
-        best_f = float(self.BF[ib])
-        status = self.status
-        if not math.isfinite(best_f) and status not in (5, STOPPED_BY_CALLBACK[0]):
-            status = 4
-        message = STOPPED_BY_CALLBACK[1] if status == STOPPED_BY_CALLBACK[0] else \
-            _MESSAGES[status]
-        if status == 6:
+        best_f = to_float(self.BF[ib])
+        end = self.status
+        if not math.isfinite(best_f) and end not in ("diverged", "callback"):
+            end = "no_finite"
+        status, success, message = _ENDS[end]
+        if end == "budget":
             message += f" ({self.n_restarts} restart(s))"
         single = self.o["n_runs"] == 1
         alpha = s.alpha_used if isinstance(s.alpha_used, float) else be.to_input(s.alpha_used)
-        return OptimizeResult(
+        return make_result(
+            status, success=success, message=message,
             x=be.to_input(self.BX[ib, :]), fun=best_f, nfev=self.nfev, nit=self.nit,
-            success=status in _SUCCESS, status=status, message=message,
             n_restarts=self.n_restarts,
             population=be.to_input(s.X_eval[0, ...] if single else s.X_eval),
             population_energies=be.to_input(s.F[0, ...] if single else s.F),
             consensus=be.to_input(s.C[0, ...] if single else s.C),
             x_runs=be.to_input(self.BX), fun_runs=be.to_input(self.BF),
-            n_nonfinite=int(self.n_bad), alpha=alpha)
+            n_nonfinite=int(to_float(self.n_bad)), alpha=alpha)
 
 
 def _check_options(o, d):
