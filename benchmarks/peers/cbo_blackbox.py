@@ -13,7 +13,9 @@ Held-out measurement (issue 15), d = 10, instances 1-2, 50 000 evaluations::
         --dims 10 --instances 1,2 --budget 50000
 
 The defaults of ``minimize_cbo`` were chosen on other settings (``--dims 5,20
---instances 5,6,...``); ``--solvers`` picks a subset, ``--json`` saves the raw errors.
+--instances 5,6,...``); ``--solvers`` picks a subset, ``--json`` saves the raw errors,
+``--plot FILE`` draws the ECDF of the evaluations to each target (the fraction of
+problems solved within a budget) per solver.
 Peers (pip): ``ioh``, ``cma``.
 """
 import argparse
@@ -145,6 +147,30 @@ def per_function(out):
                     for f, vs in sorted(by.items()))
 
 
+def plot_ecdf(raw, budget, path):
+    """Fraction of problems solved vs evaluations, per solver and target (matplotlib)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(TOLS), figsize=(10, 4), sharey=True)
+    for ax, (k, tol) in zip(axes, enumerate(TOLS)):
+        for name, out in raw.items():
+            hits = np.sort([v[1 + k] for v in out.values() if v[1 + k] is not None])
+            n = len(out)
+            xs = np.concatenate([[1], hits, [budget]])
+            ys = np.concatenate([[0], np.arange(1, len(hits) + 1), [len(hits)]]) / n
+            ax.step(xs, ys, where="post", label=name)
+        ax.set_xscale("log")
+        ax.set_xlabel("evaluations")
+        ax.set_title(f"target f - f* < {tol:g}")
+    axes[0].set_ylabel("fraction of problems solved")
+    axes[-1].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dims", default="10")
@@ -153,6 +179,7 @@ def main(argv=None):
     ap.add_argument("--solvers", default=",".join(SOLVERS))
     ap.add_argument("--cbo-options", default="{}", help="JSON options for minimize_cbo")
     ap.add_argument("--json", default=None, help="save the raw errors here")
+    ap.add_argument("--plot", default=None, help="save the ECDF figure here")
     args = ap.parse_args(argv)
     pin_blas_threads(None)
     dims = [int(v) for v in args.dims.split(",")]
@@ -170,6 +197,8 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(raw, fh)
+    if args.plot:
+        plot_ecdf(raw, args.budget, args.plot)
 
 
 if __name__ == "__main__":
