@@ -373,3 +373,14 @@ def test_track_best_kernel_matches_generic(dtype, shape):
     b = _cbo_numba.track_best(X, F.copy(), BF, BX, best, np)
     for u, v in zip(a, b):
         np.testing.assert_array_equal(np.asarray(v), np.asarray(u))
+
+
+def test_stopping_tests_read_the_device_every_k_steps(monkeypatch):
+    # cupy reads device scalars every SYNC_EVERY["cupy"] steps; emulate it on numpy
+    monkeypatch.setattr(cbo, "SYNC_EVERY", {"generic": 5})
+    res = minimize_cbo(sphere, bounds=[(-3, 3)] * 2, vectorized=True, f_target=1e-2,
+                       backend="numpy", polish=False, rng=0)
+    assert res.status == 3 and res.nit % 5 == 0
+    ref = minimize_cbo(sphere, bounds=[(-3, 3)] * 2, vectorized=True, f_target=1e-2,
+                       backend="numpy", polish=False, rng=0, maxiter=res.nit)
+    np.testing.assert_array_equal(ref.x, res.x)  # the same steps, only checked later

@@ -451,9 +451,8 @@ class _CBOSolver:
                     if o["callback"] is not None and self._call_back(s):
                         self.status = "callback"
                         break
-                    if s.steps % self.sync_every and not o["restarts"] and \
-                            o["f_target"] is None:
-                        continue
+                    if s.steps % self.sync_every:
+                        continue  # device scalars are read every sync_every steps
                     verdict = self.check(s)
                     if verdict == "restart":
                         self._restart_polish(loop_budget)
