@@ -1,6 +1,5 @@
 """CBO restarts, covariance noise, bounds, polish, kernels on special values, workers."""
 import inspect
-import math
 import subprocess
 import sys
 import textwrap
@@ -77,8 +76,7 @@ def test_covariance_noise_has_the_weighted_covariance():
     W = rng.dirichlet(np.ones(N))[None, :]
     C = np.einsum("mn,mnd->md", W, P)
     Z = rng.normal(size=(M, 200_000, N))
-    eta = cbo._covariance_noise(P[:, :1, :].repeat(1, axis=1) * 0 + P[:, :, :], C, W,
-                                Z[:, :, :], np)[0]
+    eta = cbo._covariance_noise(P, C, W, Z, np)[0]
     D = P[0] - C[0]
     cov = (D * W[0][:, None]).T @ D
     np.testing.assert_allclose(np.cov(eta.T), cov, atol=0.02 * np.abs(cov).max())

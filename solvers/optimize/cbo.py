@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from .._lib.namespace import array_namespace, is_numpy_namespace
+from .._lib.namespace import array_namespace
 from .._lib.backend import resolve_backend
 from .._lib.rng import Draws
 from .._lib.validation import (as_float_array, check_choice, check_finite, check_int,
