@@ -32,14 +32,17 @@ def _options(**kw):
     return o
 
 
-def _trajectory(f, X0, steps, seed, backend="numpy"):
+def _trajectory(f, X0, steps, seed, backend="numpy", noise="covariance"):
     """Positions after each covariance-noise step of one swarm started at ``X0``."""
     be = resolve_backend(backend, np)
     d = X0.shape[-1]
     start = (np.zeros(d), np.ones(d), None)
     solver = cbo._CBOSolver(f, _options(vectorized=True, restarts=False, polish=False), be,
                             None, start, np.float64, Draws(seed, np))
-    s = cbo._Swarm(X0.copy(), "covariance", 30.0, *cbo._COV_DEFAULTS, cbo._COV_ESS)
+    if noise == "covariance":
+        s = cbo._Swarm(X0.copy(), noise, 30.0, *cbo._COV_DEFAULTS, cbo._COV_ESS)
+    else:
+        s = cbo._Swarm(X0.copy(), noise, 30.0, *cbo._DIAG_DEFAULTS, 0.5)
     solver.BX = X0[:, 0, :].copy()
     out = []
     for _ in range(steps):
@@ -65,8 +68,9 @@ def test_covariance_noise_is_affine_invariant(backend):
     for X, Y in zip(xs, ys):  # same draws, same trajectory up to the map
         np.testing.assert_allclose(Y @ A.T + b, X, rtol=1e-7, atol=1e-7)
     # the diagonal noise is not affine invariant: the same check fails
-    s = cbo._Swarm(X0.copy(), "anisotropic", 30.0, *cbo._DIAG_DEFAULTS, None)
-    assert s.noise == "anisotropic"
+    xa = _trajectory(f, X0, 3, 7, backend, "anisotropic")[-1]
+    ya = _trajectory(g, Y0, 3, 7, backend, "anisotropic")[-1]
+    assert not np.allclose(ya @ A.T + b, xa, rtol=1e-3, atol=1e-3)
 
 
 def test_covariance_noise_has_the_weighted_covariance():
