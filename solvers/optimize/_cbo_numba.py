@@ -173,6 +173,9 @@ def _reflect_kernel(X, lb, ub, out):
                 x = X[m, i, j]
                 lo = lb[j]
                 hi = ub[j]
+                if x >= lo and x <= hi:  # inside: nothing to do (the common case)
+                    out[m, i, j] = x
+                    continue
                 w = hi - lo
                 if w < math.inf:
                     y = (x - lo) % (2.0 * w)  # Python semantics: y in [0, 2w)

@@ -401,7 +401,8 @@ class _CBOSolver:
         if o["f_target"] is not None and best <= o["f_target"]:
             self.status = "target"
             return "stop"
-        s.history.append(np.asarray(to_host(s.best), dtype=np.float64))
+        if o["restarts"]:
+            s.history.append(np.asarray(to_host(s.best), dtype=np.float64))
         collapsed = max_spread <= o["xtol"]
         if o["restarts"] and s.noise != "covariance":
             # alpha_max caps the diagonal noises' precision (about 1e-4 in x on a smooth
