@@ -726,7 +726,10 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     workers : int or map-like callable, optional
         ``1``: serial; an int > 1 (-1: all cores): a process pool (fork start method where
         available); any ``map``-like callable (``Executor.map``, dask ``Client.map``).
-        Results are identical to serial evaluation.
+        Results are identical to serial evaluation. With ``n_runs > 1`` the runs are
+        mapped instead: each is a full run (restarts, polish, its share of ``maxfev``)
+        with a generator spawned from ``rng``, so ``workers=map``, a pool and a dask
+        cluster give identical answers (``callback`` is then not supported).
     rng : None, int or numpy.random.Generator, optional
         Source of all random draws.
     callback : callable, optional
