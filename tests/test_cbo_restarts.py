@@ -386,3 +386,16 @@ def test_stopping_tests_read_the_device_every_k_steps(monkeypatch):
     ref = minimize_cbo(sphere, bounds=[(-3, 3)] * 2, vectorized=True, f_target=1e-2,
                        backend="numpy", polish=False, rng=0, maxiter=res.nit)
     np.testing.assert_array_equal(ref.x, res.x)  # the same steps, only checked later
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(2, 7, 3), (1, 1, 2), (2, 0, 3)])
+def test_gibbs_consensus_kernel_matches_generic(dtype, shape):
+    rng = np.random.default_rng(8)
+    P = rng.normal(size=shape).astype(dtype)
+    E = _energies(shape[0], shape[1], dtype, rng)
+    a = cbo._gibbs_consensus_xp(P, E, None, 2.0, 0.5, 1e5, np)
+    b = _cbo_numba.gibbs_consensus(P, E, None, 2.0, 0.5, 1e5, np)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for u, v in zip(a, b):
+        np.testing.assert_allclose(np.asarray(v), np.asarray(u), rtol=tol, atol=tol)

@@ -14,6 +14,8 @@ KERNELS = KernelTable(
     __package__,
     # Gibbs weights softmax(-alpha (E - min E)) per run, alpha by ESS bisection if asked
     gibbs_weights={"numba": "._cbo_numba:gibbs_weights"},
+    # the same weights and the consensus sum_i w_i P_i in one pass
+    gibbs_consensus={"numba": "._cbo_numba:gibbs_consensus"},
     # drift toward the consensus plus diagonal / isotropic noise, and the spread
     move={"numba": "._cbo_numba:move", "cupy": "._cbo_cupy:move"},
     # points reflected into the box [lb, ub]

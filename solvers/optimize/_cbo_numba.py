@@ -96,6 +96,29 @@ def gibbs_weights(E, mask, alpha, ess, alpha_max, xp):
 
 
 @jit
+def _consensus_of(P, W, C):
+    M, N, d = P.shape
+    for m in range(M):
+        for j in range(d):
+            C[m, j] = 0.0
+        for i in range(N):
+            w = W[m, i]
+            if w == 0.0:
+                continue
+            for j in range(d):
+                C[m, j] += w * P[m, i, j]
+
+
+def gibbs_consensus(P, E, mask, alpha, ess, alpha_max, xp):
+    """Numba twin of ``cbo._gibbs_consensus_xp``: (W, C, alpha used)."""
+    W, alpha_used = gibbs_weights(E, mask, alpha, ess, alpha_max, xp)
+    P = np.ascontiguousarray(P)
+    C = np.empty((P.shape[0], P.shape[2]), dtype=P.dtype)
+    _consensus_of(P, W, C)
+    return W, C, alpha_used
+
+
+@jit
 def _move_kernel(X, C, xi, lam_dt, sig_sqdt, aniso, X_out, spread):
     M, N, d = X.shape
     for m in range(M):

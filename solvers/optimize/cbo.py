@@ -143,6 +143,13 @@ def _gibbs_weights_xp(E, mask, alpha, ess, alpha_max, xp):
     return softmax(logits, axis=1), alpha_used
 
 
+def _gibbs_consensus_xp(P, E, mask, alpha, ess, alpha_max, xp):
+    """Gibbs weights (:func:`_gibbs_weights_xp`) and the consensus ``sum_i w_i P_i`` per run.
+    Returns ``(W, C, alpha_used)``."""
+    W, alpha_used = _gibbs_weights_xp(E, mask, alpha, ess, alpha_max, xp)
+    return W, xp.sum(W[:, :, None] * P, axis=1), alpha_used
+
+
 def _move_xp(X, C, xi, lam_dt, sig_sqdt, aniso, xp):
     """Drift toward ``C`` plus diagonal or isotropic noise; returns (X_new, spread)."""
     M, N, d = X.shape
@@ -296,7 +303,7 @@ class _CBOSolver:
         self.o, self.be, self.xp = o, be, be.xp
         self.box, self.start, self.dtype, self.draws = box, start, dtype, draws
         self.evaluate = Evaluator(fun, o["args"], o["vectorized"], o["workers"], be.xp, dtype)
-        self.weights = KERNELS.get("gibbs_weights", be, _gibbs_weights_xp)
+        self.weights = KERNELS.get("gibbs_consensus", be, _gibbs_consensus_xp)
         self.move = KERNELS.get("move", be, _move_xp)
         self.reflect = KERNELS.get("reflect", be, reflect)
         self.track = KERNELS.get("track_best", be, _track_best_xp)
@@ -372,8 +379,7 @@ class _CBOSolver:
             ub = self.draws.uniform(0.0, 1.0, (M, N), dtype=self.dtype)
             b = o["batch_size"]
             mask = ub <= xp.sort(ub, axis=1)[:, b - 1:b]
-        W, s.alpha_used = self.weights(E, mask, s.alpha, s.ess, o["alpha_max"], xp)
-        C = xp.sum(W[:, :, None] * P, axis=1)
+        W, C, s.alpha_used = self.weights(P, E, mask, s.alpha, s.ess, o["alpha_max"], xp)
         if s.noise == "covariance":
             Z = self.draws.normal((M, N, N), dtype=self.dtype)
             eta = _covariance_noise(P, C, W, Z, xp)
