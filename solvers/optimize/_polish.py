@@ -14,6 +14,8 @@ __all__ = ["polish", "POLISH_METHODS"]
 #: local methods accepted by ``polish=``: gradient-based for smooth objectives (finite
 #: differences), derivative-free for nonsmooth ones
 POLISH_METHODS = ("L-BFGS-B", "Powell", "Nelder-Mead")
+#: share of a refining polish spent on L-BFGS-B before Nelder-Mead
+LBFGS_SHARE = 0.5
 
 
 class _BudgetSpent(Exception):
@@ -81,7 +83,8 @@ def polish(f, x, fx, lb, ub, budget, method="L-BFGS-B", refine=False):
     if budget > 0:
         stages = [(method, budget)]
         if refine and method == "L-BFGS-B":
-            stages = [("L-BFGS-B", budget // 2), ("Nelder-Mead", budget - budget // 2)]
+            first = int(LBFGS_SHARE * budget)
+            stages = [("L-BFGS-B", first), ("Nelder-Mead", budget - first)]
         for name, share in stages:
             start = x if counted.best_x is None or counted.best_f >= fx else counted.best_x
             _run(name, counted, start, bnds, min(share, budget - counted.nfev))

@@ -65,6 +65,8 @@ _PATIENCE = (3, 10**9)
 _DIAG_XTOL = 1e-5
 #: with ``noise="mixed"`` the first start ends after this share of ``maxfev``
 _FIRST_SHARE = 0.05
+#: evaluations per dimension (+1) of the brief polish at each restart
+_RESTART_POLISH = 100
 #: the order of the starts with ``noise="mixed"``; each noise type doubles its own
 #: population at its next start
 _MIXED_ORDER = ("covariance", "anisotropic")
@@ -513,7 +515,7 @@ class _CBOSolver:
     def _restart_polish(self, loop_budget):
         if self.o["polish"] is None:
             return
-        cap = 100 * (self.d + 1)
+        cap = _RESTART_POLISH * (self.d + 1)
         left = cap if loop_budget is None else min(cap, loop_budget - self.nfev)
         self._polish(left)
 
