@@ -15,8 +15,8 @@ Held-out measurement (issue 15), d = 10, instances 1-2, 50 000 evaluations::
 The defaults of ``minimize_cbo`` were chosen on other settings (``--dims 5,20
 --instances 5,6,...``); ``--solvers`` picks a subset, ``--json`` saves the raw errors,
 ``--reps K`` repeats every solver with K seed sets (the counts move by a few problems
-from one seed set to the next), ``--plot FILE`` draws the ECDF of the evaluations to each target (the fraction of
-problems solved within a budget) per solver.
+from one seed set to the next), ``--plot FILE`` draws the ECDF of the evaluations to
+each target (the fraction of problems solved within a budget) per solver.
 Peers (pip): ``ioh``, ``cma``.
 """
 import argparse
