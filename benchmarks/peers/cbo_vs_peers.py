@@ -22,7 +22,11 @@ runs started in [-box, box]^d with ``rng=seed``; e.g.
 import argparse
 import math
 import os
+import sys
 import time
+
+# the checkout this script lives in, not an installed copy of the library
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
