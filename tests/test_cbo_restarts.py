@@ -399,3 +399,17 @@ def test_gibbs_consensus_kernel_matches_generic(dtype, shape):
     tol = 1e-5 if dtype == np.float32 else 1e-12
     for u, v in zip(a, b):
         np.testing.assert_allclose(np.asarray(v), np.asarray(u), rtol=tol, atol=tol)
+
+
+def test_covariance_noise_on_every_namespace(xp):
+    from conftest import to_numpy
+
+    bounds = xp.asarray([[-2.0, 2.0]] * 4)
+    kw = dict(vectorized=True, noise="covariance", restarts=False, polish=False, maxiter=12,
+              n_runs=2, rng=3, xtol=0.0)
+    got = minimize_cbo(lambda x: xp.sum((x - 0.5) ** 2, axis=0), bounds=bounds, **kw)
+    ref = minimize_cbo(lambda x: np.sum((x - 0.5) ** 2, axis=0), bounds=[(-2.0, 2.0)] * 4,
+                       backend="numpy", **kw)
+    np.testing.assert_allclose(to_numpy(got.population), ref.population, rtol=1e-9,
+                               atol=1e-12)
+    assert np.all(np.abs(to_numpy(got.population)) <= 2.0)
