@@ -792,8 +792,8 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     >>> def rastrigin(x):
     ...     return 10 * x.shape[0] + np.sum(x**2 - 10 * np.cos(2 * np.pi * x), axis=0)
     >>> res = minimize_cbo(rastrigin, bounds=[(-3, 3)] * 5, vectorized=True, rng=0,
-    ...                    maxfev=20_000)
-    >>> bool(np.max(np.abs(res.x)) < 1e-6), res.nfev <= 20_000
+    ...                    maxfev=50_000)
+    >>> bool(np.max(np.abs(res.x)) < 1e-6), res.nfev <= 50_000
     (True, True)
     """
     if not callable(fun):
