@@ -261,6 +261,12 @@ CATEGORIES = {
     "scale": {"zero": (_const(0.0), RAISE), "neg": (_const(-1.0), RAISE),
               "nan": (_const(np.nan), RAISE), "inf": (_const(np.inf), EITHER),
               "str": (_const("1"), RAISE)},
+    # a tolerance (0 runs to maxiter)
+    "tol": {"neg": (_const(-1.0), RAISE), "nan": (_const(np.nan), RAISE),
+            "str": (_const("1e-8"), RAISE)},
+    # an iteration cap (0: no iteration, as in SciPy)
+    "maxiter": {"zero": (_const(0), EITHER), "neg": (_const(-2), RAISE),
+                "float": (_const(2.5), RAISE), "str": (_const("3"), RAISE)},
     # a non-negative float parameter
     "nonneg": {"neg": (_const(-1.0), RAISE), "nan": (_const(np.nan), RAISE),
                "inf": (_const(np.inf), RAISE)},

@@ -232,6 +232,9 @@ def _dpdag_iter_name():
 _DP_ITER = _dpdag_iter_name()
 _LSE = {"a": "array", "b": "array", "axis": "axis"}
 _QA = {"means": "data+shape", "covs": "spd"}
+# the memory methods call their queries query_means / query_covs / queries
+_QNAMES = {"means": ("means", "query_means", "covs"), "covs": ("covs", "query_covs")}
+_XNAMES = {"x": ("x", "queries")}
 
 
 def _q_valid():
@@ -259,21 +262,21 @@ ROWS = [
     Row("logsumexp_merge", logsumexp_merge,
         lambda: {"maxes": _c(_A), "sums": _c(_B), "axis": 0},
         {"maxes": "array", "sums": "array", "axis": "axis"},
-        covers="solvers.lse.logsumexp_merge", reference=_naive_merge),
+        covers="solvers.lse.logsumexp_merge", reference=_naive_merge, out=_lse_partial_out),
     Row("safe_logsumexp", safe_logsumexp,
         lambda: {"a": _c(_A), "rho": 0.1, "b": _c(_B), "axis": 1, "tol": 1e-8, "maxiter": 50},
-        {"a": "array", "rho": "prob", "b": "array", "axis": "axis", "tol": "scale",
-         "maxiter": "count"}, covers="solvers.safe_logsumexp"),
+        {"a": "array", "rho": "prob", "b": "array", "axis": "axis", "tol": "tol",
+         "maxiter": "maxiter"}, covers="solvers.safe_logsumexp"),
     Row("minimize_logsumexp", minimize_logsumexp,
         lambda: {"phi": _phi, "x0": np.zeros(3), "data": _c(_X), "rho": 0.1, "batch_size": 4,
                  "maxiter": 10, "lr": 0.01, "estimator": "safe-kl", "optimizer": "adam",
                  "rng": 0, "callback": None},
         {"phi": "objective", "x0": "data+shape", "data": "data", "rho": "prob",
-         "batch_size": "count", "maxiter": "count", "lr": "scale", "estimator": "choice",
+         "batch_size": "count", "maxiter": "maxiter", "lr": "scale", "estimator": "choice",
          "optimizer": "choice", "rng": "rng", "callback": "callable"},
-        covers="solvers.minimize_logsumexp", skip={("data", "ndim")},
+        covers="solvers.minimize_logsumexp", skip={("data", "ndim"), ("x0", "shape")},
         names={"x0": ("x0", "phi"), "data": ("data", "phi")},
-        overrides={("callback", "notcallable"): RAISE}),
+        overrides={("data", "nan"): EITHER_RUN, ("data", "inf"): EITHER_RUN}),
     Row("kl_dro", kl_dro,
         lambda: {"X": _c(_X), "y": _c(_X[:, 0]), "lam": 1.0, "l2": 0.1, "rho": 0.1,
                  "lr": 0.05, "batch_size": 4, "epochs": 1, "loss": "squared",
@@ -281,7 +284,7 @@ ROWS = [
         {"X": "data+shape", "y": "data+shape", "lam": "scale", "l2": "nonneg", "rho": "prob",
          "lr": "scale", "batch_size": "count", "loss": "choice", "method": "choice",
          "x0": "data+shape", "rng": "rng"},
-        covers="solvers.kl_dro", names={"X": ("X", "x0"), "x0": ("x0", "X")}),
+        covers="solvers.kl_dro", names={"X": ("X", "x0", "y"), "x0": ("x0", "X")}),
     Row("kl_dro_logistic", kl_dro,
         lambda: {"X": _c(_X), "y": np.where(_X[:, 0] > 0, 1.0, -1.0), "lam": 1.0,
                  "loss": "logistic", "batch_size": 4, "epochs": 1, "rng": 0},
@@ -292,8 +295,8 @@ ROWS = [
                  "batch_size": 4, "target_batch_size": 4, "maxiter": 10, "rng": 0},
         {"X": "data+shape", "Y": "data+shape", "eps": "scale", "a": "simplex", "b": "simplex",
          "rho": "prob", "lr": "scale", "method": "choice", "batch_size": "count",
-         "maxiter": "count", "rng": "rng"},
-        covers="solvers.semidual_ot", names={"X": ("X", "Y"), "Y": ("Y", "X")}),
+         "maxiter": "maxiter", "rng": "rng"},
+        covers="solvers.semidual_ot", names={"X": ("X", "Y", "a"), "Y": ("Y", "X", "b")}),
     # ------------------------------------------------------------------- optimize
     Row("minimize", minimize,
         lambda: {"fun": _sphere, "x0": np.zeros(2), "method": "cbo",
@@ -309,7 +312,7 @@ ROWS = [
                  "dt": 0.01, "ess": 0.5, "noise": "anisotropic", "n_runs": 1, "rng": 0,
                  "callback": None},
         {"fun": "objective", "bounds": "bounds", "x0": "data+shape", "n_particles": "count",
-         "maxiter": "count", "alpha": "scale", "sigma": "scale", "lam": "scale",
+         "maxiter": "maxiter", "alpha": "nonneg", "sigma": "nonneg", "lam": "nonneg",
          "dt": "scale", "ess": "prob", "noise": "choice", "n_runs": "count", "rng": "rng",
          "callback": "callable"},
         covers="solvers.minimize_cbo", names={"x0": ("x0", "bounds"),
@@ -331,7 +334,7 @@ ROWS = [
                  "validation_fraction": 0.1, "rng": 0, "callback": None},
         {"x0": "data+shape", "x1": "data+shape", "epsilon": "scale", "n_components": "count",
          "covariance": "choice", "optimizer": "choice", "batch_size": "count",
-         "maxiter": "count", "validation_fraction": "prob", "rng": "rng",
+         "maxiter": "maxiter", "validation_fraction": "prob", "rng": "rng",
          "callback": "callable"},
         covers="solvers.transport.schrodinger_bridge", out=_bridge_out,
         names={"x0": ("x0", "x1"), "x1": ("x1", "x0")}),
@@ -359,8 +362,8 @@ ROWS = [
     Row("bures_wasserstein_barycenter", bures_wasserstein_barycenter,
         lambda: {"means": _c(_M), "covs": _c(_C), "weights": _c(_W4), "maxiter": 50,
                  "tol": 1e-10},
-        {"means": "data+shape", "covs": "spd", "weights": "simplex", "maxiter": "count",
-         "tol": "scale"},
+        {"means": "data+shape", "covs": "spd", "weights": "simplex", "maxiter": "maxiter",
+         "tol": "tol"},
         covers="solvers.transport.bures_wasserstein_barycenter",
         names={"means": ("means", "covs", "weights")}),
     Row("bures_wasserstein_cdist", bures_wasserstein_cdist,
@@ -378,9 +381,11 @@ ROWS = [
         {"a": "data+shape", "A": "spd", "b": "data+shape", "B": "spd", "epsilon": "scale"},
         covers="solvers.transport.entropic_gaussian_plan"),
     Row("monge_map", monge_map, lambda: {"source_covs": _c(_C), "target_covs": _c(_C[::-1])},
-        {"source_covs": "spd", "target_covs": "spd"}, covers="solvers.transport.monge_map"),
+        {"source_covs": "spd", "target_covs": "spd"}, covers="solvers.transport.monge_map",
+        overrides={("source_covs", "ndim"): EITHER, ("target_covs", "ndim"): EITHER}),
     Row("sqrtm_psd", sqrtm_psd, lambda: {"S": _c(_C)}, {"S": "spd"},
-        covers="solvers.transport.sqrtm_psd"),
+        covers="solvers.transport.sqrtm_psd",  # documented: symmetrised, eigenvalues clipped
+        overrides={("S", "nonsym"): EITHER, ("S", "nonspd"): EITHER, ("S", "ndim"): EITHER}),
     Row("weighted_monge_map", weighted_monge_map,
         lambda: {"query_covs": _c(_CQ), "covs": _c(_C), "weights": np.tile(_W4, (2, 1))},
         {"query_covs": "spd", "covs": "spd", "weights": "simplex"},
@@ -425,25 +430,25 @@ ROWS = [
         covers="solvers.memory.GaussianMemory", out=_memory_out,
         names={"means": ("means", "covs")}, overrides={("beta", "inf"): EITHER}),
     *_methods("GaussianMemory", _gmem, "solvers.memory.GaussianMemory", [
-        (m, _q_valid, _QA, {"names": {"means": ("means", "covs")}})
+        (m, _q_valid, _QA, {"names": _QNAMES})
         for m in ("distances", "energy", "weights", "nearest", "step")]),
     Row("GaussianMemory.retrieve", lambda **kw: _gmem().retrieve(**kw),
         lambda: {**_q_valid(), "maxiter": 5, "tol": 1e-9, "callback": None},
-        {**_QA, "maxiter": "count", "tol": "nonneg", "callback": "callable"},
+        {**_QA, "maxiter": "maxiter", "tol": "tol", "callback": "callable"},
         covers="solvers.memory.GaussianMemory.retrieve",
         out=lambda r: [np.asarray(r["means"]), np.asarray(r["covs"])],
-        names={"means": ("means", "covs")}),
+        names=_QNAMES),
     Row("VectorMemory", VectorMemory,
         lambda: {"patterns": _c(_M), "beta": 1.0, "similarity": "euclidean"},
         {"patterns": "data", "beta": "scale", "similarity": "choice"},
         covers="solvers.memory.VectorMemory", out=_vmemory_out),
     *_methods("VectorMemory", _vmem, "solvers.memory.VectorMemory", [
-        (m, lambda: {"x": _c(_Q2)}, {"x": "data+shape"}, {})
+        (m, lambda: {"x": _c(_Q2)}, {"x": "data+shape"}, {"names": _XNAMES})
         for m in ("energy", "weights", "step")]),
     Row("VectorMemory.retrieve", lambda **kw: _vmem().retrieve(**kw),
         lambda: {"x": _c(_Q2), "maxiter": 5, "tol": 1e-10, "callback": None},
-        {"x": "data+shape", "maxiter": "count", "tol": "nonneg", "callback": "callable"},
-        covers="solvers.memory.VectorMemory.retrieve"),
+        {"x": "data+shape", "maxiter": "maxiter", "tol": "tol", "callback": "callable"},
+        covers="solvers.memory.VectorMemory.retrieve", names=_XNAMES),
     Row("synthetic_patterns", synthetic_patterns,
         lambda: {"n_patterns": 4, "dim": 3, "eig_range": (1.0, 1.1), "rng": 0},
         {"n_patterns": "count", "dim": "count", "eig_range": "range", "rng": "rng"},
@@ -461,13 +466,13 @@ ROWS = [
     Row("learn_dag_cosmo", learn_dag,
         lambda: {"X": _c(_DAG_X), "method": "cosmo", "maxiter": 20, "refine": False,
                  "lambda1": 1e-3, "rng": 0, "callback": None},
-        {"X": "dagdata", "method": "choice", "maxiter": "count", "lambda1": "nonneg",
+        {"X": "dagdata", "method": "choice", "maxiter": "maxiter", "lambda1": "nonneg",
          "rng": "rng", "callback": "callable"},
         covers="solvers.dag.learn_dag", out=_dag_out),
     Row("learn_dag_dpdag", learn_dag,
         lambda: {"X": _c(_DAG_X), "method": "dpdag", _DP_ITER: 10, "n_samples": 4,
                  "lr": 0.1, "prior_p": 0.1, "tau": 1.0, "rng": 0},
-        {"X": "dagdata", _DP_ITER: "count", "n_samples": "count", "lr": "scale",
+        {"X": "dagdata", _DP_ITER: "maxiter", "n_samples": "count", "lr": "scale",
          "prior_p": "prob", "tau": "scale", "rng": "rng"},
         covers="solvers.dag.learn_dag", out=_dag_out),
     Row("DAGResult", lambda **kw: DAGResult(**kw), lambda: dict(_dag_result()),
@@ -491,23 +496,25 @@ ROWS = [
         covers="solvers.dag.check_data"),
     Row("from_networkx", from_networkx,
         lambda: {"G": _dag_result().to_networkx(), "nodelist": [0, 1, 2, 3]},
-        {"G": "object", "nodelist": "labels"}, covers="solvers.dag.from_networkx"),
+        {"G": "object", "nodelist": "labels"}, covers="solvers.dag.from_networkx",
+        overrides={("nodelist", "length"): EITHER}),  # a sub-graph, as in networkx
     Row("is_dag", is_dag, lambda: {"B": _c(_DAG_B)}, {"B": "adjacency"},
-        covers="solvers.dag.is_dag", overrides={("B", "cyclic"): EITHER},
+        covers="solvers.dag.is_dag", overrides={("B", "cyclic"): EITHER, ("B", "nonbinary"): EITHER},
         check=lambda res, kw: None),
     Row("topological_order", topological_order, lambda: {"B": _c(_DAG_B)},
-        {"B": "adjacency"}, covers="solvers.dag.topological_order"),
+        {"B": "adjacency"}, covers="solvers.dag.topological_order",  # None if cyclic
+        overrides={("B", "cyclic"): EITHER, ("B", "nonbinary"): EITHER}),
     Row("order_mask", order_mask, lambda: {"order": np.array([2, 0, 3, 1])},
         {"order": "indices"}, covers="solvers.dag.order_mask"),
     Row("simulate_dag", simulate_dag, lambda: {"d": 4, "k": 1, "graph_type": "ER", "rng": 0},
         {"d": "count", "k": "count", "graph_type": "choice", "rng": "rng"},
-        covers="solvers.dag.simulate_dag", overrides={("k", "zero"): EITHER}),
+        covers="solvers.dag.simulate_dag", overrides={("k", "zero"): EITHER, ("k", "float"): EITHER}),
     Row("simulate_data", simulate_data,
         lambda: {"d": 4, "n": 10, "k": 1, "graph_type": "ER", "noise_type": "gauss",
                  "noise_scale": 1.0, "rng": 0},
         {"d": "count", "n": "count", "k": "count", "graph_type": "choice",
          "noise_type": "choice", "noise_scale": "scale", "rng": "rng"},
-        covers="solvers.dag.simulate_data", overrides={("k", "zero"): EITHER}),
+        covers="solvers.dag.simulate_data", overrides={("k", "zero"): EITHER, ("k", "float"): EITHER}),
     Row("simulate_linear_sem", simulate_linear_sem,
         lambda: {"W": _c(_DAG_W), "n": 10, "noise_type": "gauss", "noise_scale": 1.0,
                  "rng": 0},
@@ -554,7 +561,7 @@ ROWS = [
     Row("qubo_moments", qubo_moments,
         lambda: {"Q": _c(_QUBO), "c": np.ones(5), "p": 0.3, "vartype": "binary"},
         {"Q": "square", "c": "data+shape", "p": "prob", "vartype": "choice"},
-        covers="solvers.qubo.qubo_moments", out=lambda m: [np.asarray(m.mean),
+        covers="solvers.qubo.qubo_moments", overrides={("Q", "ndim"): EITHER}, out=lambda m: [np.asarray(m.mean),
                                                            np.asarray(m.var)]),
     Row("scalarize", scalarize,
         lambda: {"objectives": [_c(_QUBO), _c(_QUBO2)], "weights": np.array([0.3, 0.7])},
@@ -574,14 +581,17 @@ def _names_arg(message, names):
 
 def _numbers(res):
     """The numeric arrays of a result, for finiteness checks and comparisons."""
-    if res is None or isinstance(res, (str, bool, type)):
+    if res is None or isinstance(res, (str, bool, type)) or inspect.ismodule(res):
         return []
     if isinstance(res, dict):
         keys = [k for k in ("x", "fun") if k in res] or [k for k in res if k[:1] != "_"]
         return [a for k in keys for a in _numbers(res[k])]
-    if isinstance(res, (tuple, list)):
-        if all(isinstance(r, (int, float, np.number, bool)) for r in res):
+    if isinstance(res, list) or (isinstance(res, tuple) and not hasattr(res, "_fields")):
+        try:
             return [np.asarray(res, dtype=float)]
+        except (TypeError, ValueError):
+            return [a for r in res for a in _numbers(r)]
+    if isinstance(res, tuple):  # a named tuple
         return [a for r in res for a in _numbers(r)]
     if hasattr(res, "__array__") or isinstance(res, (int, float, complex, np.number)):
         a = np.asarray(res)
