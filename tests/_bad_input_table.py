@@ -23,6 +23,8 @@ function ``mutate(valid_value) -> bad_value`` and a default expectation:
 """
 import numpy as np
 
+from solvers._lib.backend import gpu_available
+
 RAISE = "raise"
 EITHER = "either"
 PROPAGATE = "propagate"
@@ -301,6 +303,9 @@ CATEGORIES = {
                "str": (_const("abcd"), EITHER)},
     # a registry name
     "name": {"int": (_const(3), RAISE), "empty": (_const(""), RAISE)},
+    # backend= (asking for cupy without a usable GPU is an error, never a silent fallback)
+    "backend": {"unknown": (_const("no-such-backend"), RAISE),
+                **({} if gpu_available() else {"cupy": (_const("cupy"), RAISE)})},
     # a string option
     "choice": {"unknown": (_const("no-such-option"), RAISE), "int": (_const(3), RAISE)},
     # the user's objective
