@@ -518,13 +518,18 @@ def _lse_partial_out(res):
 
 
 def _registered(name, func, **kw):
-    from solvers.optimize._minimize import _OPTIONAL_X0, _ROUTER
+    """``register_method``, then every registry of the router restored (no leftover name)."""
+    module = importlib.import_module("solvers.optimize._minimize")
+    holders = [vars(module)] + [vars(v) for v in vars(module).values()
+                                if type(v).__name__ == "Router"]
+    saved = [(h, k, v.copy()) for h in holders for k, v in list(h.items())
+             if isinstance(v, (dict, set)) and not k.startswith("__")]
     try:
         return register_method(name, func, **kw)
     finally:
-        if isinstance(name, str):
-            _ROUTER._solvers.pop(name.lower(), None)
-            _OPTIONAL_X0.discard(name.lower())
+        for holder, key, value in saved:
+            holder[key].clear()
+            holder[key].update(value)
 
 
 _BRIDGE = {}
@@ -591,8 +596,12 @@ def _method_call(make, name):
 
 
 def _dpdag_iter_name():
-    from solvers.dag.dpdag import _learn_dpdag
-    return "maxiter" if "maxiter" in inspect.signature(_learn_dpdag).parameters else "max_iter"
+    """DP-DAG's iteration cap: ``max_iter`` today, ``maxiter`` once issue 17 item 12 lands."""
+    try:
+        from solvers.dag.dpdag import _learn_dpdag
+        return "max_iter" if "max_iter" in inspect.signature(_learn_dpdag).parameters else "maxiter"
+    except (ImportError, AttributeError):
+        return "maxiter"
 
 
 _DP_ITER = _dpdag_iter_name()
