@@ -20,6 +20,9 @@ function ``mutate(valid_value) -> bad_value`` and a default expectation:
     Objectives only: ``RUN_FAILS``, or a finite result.
 ``USER_ERROR``
     Objectives only: the objective's own exception reaches the caller unchanged.
+
+A row may override a cell's expectation, with one of these or with a check of a documented
+special value (a callable given the result's arrays).
 """
 import importlib
 import inspect
@@ -406,6 +409,11 @@ CATEGORIES = {
 }
 
 
+#: kinds applied to several arguments at once (Row(together=...)): zero patterns, zero
+#: queries, zero samples (issue 17 item 8), where one empty argument alone is a mismatch
+JOINT_KINDS = {"empty": (_empty, EITHER)}
+
+
 def kinds(category):
     """The bad-input kinds of a category: {kind: (mutate, expectation)}."""
     return CATEGORIES[category]
@@ -438,7 +446,8 @@ class Row:
     """One entry point: ``call(**valid())`` works; ``args`` maps argument -> category."""
 
     def __init__(self, id, call, valid, args=None, *, covers, out=None, reference=None,
-                 check=None, overrides=None, names=None, skip=(), cast_rtol=None, backend=False):
+                 check=None, overrides=None, names=None, skip=(), cast_rtol=None, backend=False,
+                 together=()):
         self.id, self.call, self.valid, self.args = id, call, valid, dict(args or {})
         if backend:  # the entry point takes backend=: test it too
             self.valid = lambda: {**valid(), "backend": "auto"}
@@ -446,7 +455,7 @@ class Row:
         self.covers = (covers,) if isinstance(covers, str) else tuple(covers)
         self.out, self.reference, self.check = out, reference, check
         self.overrides, self.names = dict(overrides or {}), dict(names or {})
-        self.skip, self.cast_rtol = set(skip), cast_rtol
+        self.skip, self.cast_rtol, self.together = set(skip), cast_rtol, tuple(together)
 
     def __repr__(self):
         return self.id
@@ -509,6 +518,11 @@ def _naive_merge(maxes, sums, axis=0):
     with np.errstate(all="ignore"):
         m, s = np.asarray(maxes), np.asarray(sums)
         return [np.log(np.sum(s * np.exp(m), axis=axis))]
+
+
+def _empty_sum(nums):
+    """The log of an empty sum is -inf (SciPy's logsumexp of an empty array)."""
+    assert len(nums) == 1 and np.all(np.isneginf(nums[0])), f"expected -inf, got {nums}"
 
 
 def _lse_partial_out(res):
@@ -620,6 +634,8 @@ ROWS = [
     # ------------------------------------------------------------------------ lse
     Row("logsumexp", logsumexp, lambda: {"a": _c(_A), "b": _c(_B), "axis": 1}, _LSE,
         covers="solvers.lse.logsumexp", backend=True, reference=_scipy_lse),
+    Row("logsumexp_plain", logsumexp, lambda: {"a": _c(_A)}, {"a": "array"},
+        covers="solvers.lse.logsumexp", reference=_scipy_lse),
     Row("softmax", softmax, lambda: {"x": _c(_A), "axis": 1}, {"x": "array", "axis": "axis"},
         covers="solvers.lse.softmax",
         reference=lambda x, axis=None: [scipy.special.softmax(x, axis=axis)]),
@@ -642,6 +658,9 @@ ROWS = [
         lambda: {"a": _c(_A), "rho": 0.1, "b": _c(_B), "axis": 1, "tol": 1e-8, "maxiter": 50},
         {"a": "array", "rho": "prob", "b": "array", "axis": "axis", "tol": "tol",
          "maxiter": "maxiter"}, covers="solvers.safe_logsumexp", backend=True),
+    Row("safe_logsumexp_plain", safe_logsumexp, lambda: {"a": _c(_A), "rho": 0.1},
+        {"a": "array"}, covers="solvers.safe_logsumexp",
+        overrides={("a", "empty"): _empty_sum}),
     Row("minimize_logsumexp", minimize_logsumexp,
         lambda: {"phi": _phi, "x0": np.zeros(3), "data": _c(_X), "rho": 0.1, "batch_size": 4,
                  "maxiter": 10, "lr": 0.01, "estimator": "safe-kl", "optimizer": "adam",
@@ -659,7 +678,7 @@ ROWS = [
         {"X": "data+shape", "y": "data+shape", "lam": "scale", "l2": "nonneg", "rho": "prob",
          "lr": "scale", "batch_size": "count", "loss": "choice", "method": "choice",
          "x0": "data+shape", "rng": "rng"},
-        covers="solvers.kl_dro", backend=True, names={"X": ("X", "x0", "y"), "x0": ("x0", "X")}),
+        covers="solvers.kl_dro", backend=True, together=[("X", "y")], names={"X": ("X", "x0", "y"), "x0": ("x0", "X")}),
     Row("kl_dro_logistic", kl_dro,
         lambda: {"X": _c(_X), "y": np.where(_X[:, 0] > 0, 1.0, -1.0), "lam": 1.0,
                  "loss": "logistic", "batch_size": 4, "epochs": 1, "rng": 0},
@@ -671,7 +690,7 @@ ROWS = [
         {"X": "data+shape", "Y": "data+shape", "eps": "scale", "a": "simplex", "b": "simplex",
          "rho": "prob", "lr": "scale", "method": "choice", "batch_size": "count",
          "maxiter": "maxiter", "rng": "rng"},
-        covers="solvers.semidual_ot", names={"X": ("X", "Y", "a"), "Y": ("Y", "X", "b")}),
+        covers="solvers.semidual_ot", together=[("X", "a"), ("Y", "b")], names={"X": ("X", "Y", "a"), "Y": ("Y", "X", "b")}),
     # ------------------------------------------------------------------- optimize
     Row("minimize", minimize,
         lambda: {"fun": _sphere, "x0": np.zeros(2), "method": "cbo",
@@ -699,7 +718,7 @@ ROWS = [
          "maxiter": "maxiter", "alpha": "nonneg", "sigma": "nonneg", "lam": "nonneg",
          "dt": "scale", "ess": "prob", "noise": "choice", "n_runs": "count", "rng": "rng",
          "callback": "callable"},
-        covers="solvers.minimize_cbo", backend=True, names={"x0": ("x0", "bounds"),
+        covers="solvers.minimize_cbo", backend=True, together=[("bounds", "x0")], names={"x0": ("x0", "bounds"),
                                               "bounds": ("bounds", "x0")}),
     Row("minimize_cbo_vectorized", minimize_cbo,
         lambda: {"fun": _sphere_vec, "bounds": [(-2.0, 2.0)] * 2, "vectorized": True,
@@ -720,12 +739,12 @@ ROWS = [
          "covariance": "choice", "optimizer": "choice", "batch_size": "count",
          "maxiter": "maxiter", "validation_fraction": "prob", "rng": "rng",
          "callback": "callable"},
-        covers="solvers.transport.schrodinger_bridge", backend=True, out=_bridge_out,
+        covers="solvers.transport.schrodinger_bridge", backend=True, together=[("x0", "x1")], out=_bridge_out,
         names={"x0": ("x0", "x1"), "x1": ("x1", "x0")}),
     Row("bridge_from_parameters", bridge_from_parameters,
         lambda: {"log_alpha": np.zeros(2), "r": _c(_M[:2]), "S": _c(_VAR), "epsilon": 0.5},
         {"log_alpha": "data+shape", "r": "data+shape", "S": "variances", "epsilon": "scale"},
-        covers="solvers.transport.bridge_from_parameters", backend=True, out=_bridge_out,
+        covers="solvers.transport.bridge_from_parameters", backend=True, together=[("log_alpha", "r", "S")], out=_bridge_out,
         names={"log_alpha": ("log_alpha", "r"), "r": ("r", "S", "log_alpha")}),
     Row("bridge_from_parameters_full", bridge_from_parameters,
         lambda: {"log_alpha": np.zeros(2), "r": _c(_M[:2]), "S": _c(_CQ), "epsilon": 0.5},
@@ -748,13 +767,13 @@ ROWS = [
                  "tol": 1e-10},
         {"means": "data+shape", "covs": "spd", "weights": "simplex", "maxiter": "maxiter",
          "tol": "tol"},
-        covers="solvers.transport.bures_wasserstein_barycenter", backend=True,
+        covers="solvers.transport.bures_wasserstein_barycenter", backend=True, together=[("means", "covs", "weights")],
         names={"means": ("means", "covs", "weights")}),
     Row("bures_wasserstein_cdist", bures_wasserstein_cdist,
         lambda: {"query_means": _c(_Q2), "query_covs": _c(_CQ), "means": _c(_M),
                  "covs": _c(_C)},
         {"query_means": "data+shape", "query_covs": "spd", "means": "data+shape",
-         "covs": "spd"}, covers="solvers.transport.bures_wasserstein_cdist", backend=True),
+         "covs": "spd"}, covers="solvers.transport.bures_wasserstein_cdist", backend=True, together=[("query_means", "query_covs"), ("means", "covs")]),
     Row("bures_wasserstein_distance", bures_wasserstein_distance,
         lambda: {"m1": _c(_M[0]), "S1": _c(_C[0]), "m2": _c(_M[1]), "S2": _c(_C[1])},
         {"m1": "data+shape", "S1": "spd", "m2": "data+shape", "S2": "spd"},
@@ -765,7 +784,7 @@ ROWS = [
         {"a": "data+shape", "A": "spd", "b": "data+shape", "B": "spd", "epsilon": "scale"},
         covers="solvers.transport.entropic_gaussian_plan"),
     Row("monge_map", monge_map, lambda: {"source_covs": _c(_C), "target_covs": _c(_C[::-1])},
-        {"source_covs": "spd", "target_covs": "spd"}, covers="solvers.transport.monge_map",
+        {"source_covs": "spd", "target_covs": "spd"}, covers="solvers.transport.monge_map", together=[("source_covs", "target_covs")],
         overrides={("source_covs", "ndim"): EITHER, ("target_covs", "ndim"): EITHER}),
     Row("sqrtm_psd", sqrtm_psd, lambda: {"S": _c(_C)}, {"S": "spd"},
         covers="solvers.transport.sqrtm_psd",  # documented: symmetrised, eigenvalues clipped
@@ -773,12 +792,12 @@ ROWS = [
     Row("weighted_monge_map", weighted_monge_map,
         lambda: {"query_covs": _c(_CQ), "covs": _c(_C), "weights": np.tile(_W4, (2, 1))},
         {"query_covs": "spd", "covs": "spd", "weights": "simplex"},
-        covers="solvers.transport.weighted_monge_map", backend=True),
+        covers="solvers.transport.weighted_monge_map", backend=True, together=[("query_covs", "weights")]),
     # ---------------------------------------------------------- transport.benchmark
     Row("BenchmarkPair", BenchmarkPair,
         lambda: {"weights": _c(_W4), "means": _c(_M), "covariances": _c(_C), "epsilon": 1.0},
         {"weights": "simplex", "means": "data+shape", "covariances": "spd",
-         "epsilon": "scale"}, covers="solvers.transport.benchmark.BenchmarkPair",
+         "epsilon": "scale"}, covers="solvers.transport.benchmark.BenchmarkPair", together=[("weights", "means", "covariances")],
         out=lambda p: [p.Lambda, p.S, p.r, p.log_alpha],
         names={"means": ("means", "covariances", "weights")}),
     *_methods("BenchmarkPair", _pair, "solvers.transport.benchmark.BenchmarkPair", [
@@ -811,15 +830,15 @@ ROWS = [
         lambda: {"means": _c(_M), "covs": _c(_C), "beta": 1.0, "path": "auto", "screen": 50.0},
         {"means": "data+shape", "covs": "spd", "beta": "scale", "path": "choice",
          "screen": "scale"},
-        covers="solvers.memory.GaussianMemory", backend=True, out=_memory_out,
+        covers="solvers.memory.GaussianMemory", backend=True, together=[("means", "covs")], out=_memory_out,
         names={"means": ("means", "covs")}, overrides={("beta", "inf"): EITHER}),
     *_methods("GaussianMemory", _gmem, "solvers.memory.GaussianMemory", [
-        (m, _q_valid, _QA, {"names": _QNAMES})
+        (m, _q_valid, _QA, {"names": _QNAMES, "together": [("means", "covs")]})
         for m in ("distances", "energy", "weights", "nearest", "step")]),
     Row("GaussianMemory.retrieve", lambda **kw: _gmem().retrieve(**kw),
         lambda: {**_q_valid(), "maxiter": 5, "tol": 1e-9, "callback": None},
         {**_QA, "maxiter": "maxiter", "tol": "tol", "callback": "callable"},
-        covers="solvers.memory.GaussianMemory.retrieve",
+        covers="solvers.memory.GaussianMemory.retrieve", together=[("means", "covs")],
         out=lambda r: [np.asarray(r["means"]), np.asarray(r["covs"])],
         names=_QNAMES),
     Row("VectorMemory", VectorMemory,
@@ -840,7 +859,7 @@ ROWS = [
     Row("perturb", perturb,
         lambda: {"means": _c(_M), "covs": _c(_C), "radius": 0.1, "method": "exact", "rng": 0},
         {"means": "data+shape", "covs": "spd", "radius": "nonneg", "method": "choice",
-         "rng": "rng"}, covers="solvers.memory.perturb", names={"means": ("means", "covs")}),
+         "rng": "rng"}, covers="solvers.memory.perturb", together=[("means", "covs")], names={"means": ("means", "covs")}),
     Row("retrieval_rate", retrieval_rate,
         lambda: {"memory": _gmem(), "result": _gmem().retrieve(_c(_M), _c(_C), maxiter=2),
                  "true_index": np.arange(4)},
