@@ -929,7 +929,8 @@ ROWS = [
     Row("to_networkx", to_networkx,
         lambda: {"W": _c(_DAG_W), "threshold": 0.0, "labels": list(_LABELS)},
         {"W": "square", "threshold": "nonneg", "labels": "labels"},
-        covers="solvers.dag.to_networkx", out=lambda g: [g.number_of_edges()]),
+        covers="solvers.dag.to_networkx", out=lambda g: [g.number_of_edges()],
+        overrides={("threshold", "inf"): EITHER}),
     Row("dag.available_methods", available_methods_dag, dict,
         covers="solvers.dag.available_methods"),
     # ----------------------------------------------------------------------- qubo
