@@ -317,9 +317,12 @@ def _numbers(res):
         return [a for k in keys for a in _numbers(res[k])]
     if isinstance(res, list) or (isinstance(res, tuple) and not hasattr(res, "_fields")):
         try:
-            return [np.asarray(res, dtype=float)]
-        except (TypeError, ValueError):
-            return [a for r in res for a in _numbers(r)]
+            arr = np.asarray(res)
+        except (TypeError, ValueError):  # ragged
+            arr = np.asarray(None)
+        if arr.dtype.kind in "biufc":
+            return [arr]
+        return [a for r in res for a in _numbers(r)]
     if isinstance(res, tuple):  # a named tuple
         return [a for r in res for a in _numbers(r)]
     if hasattr(res, "__array__") or isinstance(res, (int, float, complex, np.number)):
