@@ -202,6 +202,14 @@ def _nonspd(v):
     return v - 3.0 * np.abs(v).max() * np.eye(d)
 
 
+def _singular(v):
+    """Positive semi-definite with a zero eigenvalue (rank d - 1)."""
+    v = _float(v)
+    w, U = np.linalg.eigh(v)
+    w[..., 0] = 0.0
+    return (U * w[..., None, :]) @ np.swapaxes(U, -1, -2)
+
+
 def _nonsquare(v):
     return np.asarray(v)[..., :-1]
 
@@ -279,6 +287,21 @@ def _obj_nan_late(f):
     return g
 
 
+def _obj_inf(f):
+    """+inf where the first coordinate is positive (an infeasible region)."""
+    def g(x, *a, **k):
+        out = f(x, *a, **k)
+        bad = np.asarray(x)[0] > 0
+        if isinstance(out, tuple):
+            return (np.where(bad, np.inf, out[0]),) + out[1:]
+        return np.where(bad, np.inf, out) if np.ndim(out) else (np.inf if bad else out)
+    return g
+
+
+def _obj_none(f):
+    return lambda *a, **k: None
+
+
 def _obj_raises(f):
     def g(*a, **k):
         raise UserObjectiveError("objective failed")
@@ -317,6 +340,7 @@ CATEGORIES = {
     # a symmetric positive-definite matrix or a stack of them, shape (..., d, d)
     "spd": {"nan": (_put(np.nan), RAISE), "inf": (_put(np.inf), RAISE),
             "nonsym": (_nonsym, RAISE), "nonspd": (_nonspd, RAISE),
+            "singular": (_singular, EITHER),
             "nonsquare": (_nonsquare, RAISE), "ndim": (_ndim_up, RAISE),
             "list": (_as_list, EITHER), "complex": (_as_complex, RAISE)},
     # positive variances (diagonal covariances), shape (..., d)
@@ -393,6 +417,7 @@ CATEGORIES = {
     "choice": {"unknown": (_const("no-such-option"), RAISE), "int": (_const(3), RAISE)},
     # the user's objective
     "objective": {"nan": (_obj_nan, RUN_FAILS), "nanlate": (_obj_nan_late, EITHER_RUN),
+                  "inf": (_obj_inf, EITHER_RUN), "none": (_obj_none, RAISE),
                   "raises": (_obj_raises, USER_ERROR), "shape": (_obj_shape, RAISE),
                   "notcallable": (_const(3.0), RAISE)},
     # an optional callable (callback)
