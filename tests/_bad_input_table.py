@@ -445,28 +445,6 @@ def kinds(category):
 
 
 # ------------------------------------------------------------------------------ rows
-_MODULES = ("solvers.lse", "solvers.optimize", "solvers.transport",
-            "solvers.transport.benchmark", "solvers.memory", "solvers.dag", "solvers.qubo",
-            "solvers")
-
-
-def public_names():
-    """Qualified public callables: each module's ``__all__`` and classes' public methods."""
-    names, seen = set(), set()
-    for modname in _MODULES:
-        mod = importlib.import_module(modname)
-        for name in mod.__all__:
-            obj = getattr(mod, name)
-            if inspect.ismodule(obj) or not callable(obj) or id(obj) in seen:
-                continue
-            seen.add(id(obj))
-            names.add(f"{modname}.{name}")
-            if inspect.isclass(obj):
-                names.update(f"{modname}.{name}.{m}" for m, v in vars(obj).items()
-                             if m[:1] != "_" and inspect.isfunction(v))
-    return names
-
-
 class Row:
     """One entry point: ``call(**valid())`` works; ``args`` maps argument -> category."""
 
