@@ -492,6 +492,6 @@ if __name__ == "__main__":
         row, arg, kind = param.values
         try:
             test_bad_input(row, arg, kind)
-        except (Exception, pytest.fail.Exception) as exc:
+        except (Exception, pytest.fail.Exception) as exc:  # noqa: BLE001 - any failure
             reason = _reason(exc).replace("\\", "").replace('"', "'")
             print(f'    "{param.id}":\n        "{reason[:88]}",')
