@@ -3,7 +3,8 @@
 - ``SafeLogSumExp``: the deterministic surrogate (one Newton solve per row) next to the exact
   ``logsumexp`` on a (200, 20000) array, Numba kernel vs generic code.
 - ``EpochTime``: one epoch of ``minimize_logsumexp`` (Safe-KL estimator) on the 20k-row KL-DRO
-  logistic problem, per batch size and backend.
+  logistic problem, per batch size and backend (``cupy`` moves the data to the GPU; skipped
+  without one).
 - ``DROGap``: relative optimality gap (percent) of the KL-DRO objective after a fixed budget
   of 5 epochs (100k per-sample loss evaluations) for Safe-KL, the naive minibatch softmax
   estimator, and full-batch L-BFGS limited to 5 gradient evaluations (its best value
@@ -13,6 +14,7 @@ import numpy as np
 
 from benchmarks._common import pin_blas_threads
 from solvers import logsumexp, safe_logsumexp
+from solvers._lib.backend import gpu_available
 from solvers.lse.applications import dro_dataset, kl_dro, kl_dro_objective
 
 
@@ -34,10 +36,12 @@ def full_batch_best(X, y, passes, lam=0.3, loss="logistic"):
 
 
 class SafeLogSumExp:
-    params = (["numba", "numpy", "exact-lse"],)
+    params = (["numba", "numpy", "cupy", "exact-lse"],)
     param_names = ["backend"]
 
     def setup(self, backend):
+        if backend == "cupy" and not gpu_available():
+            raise NotImplementedError("no usable GPU")
         pin_blas_threads()
         self.a = np.random.default_rng(0).normal(size=(200, 20000))
         safe_logsumexp(self.a[:4, :50], 0.01, axis=1, backend="numba")  # serial kernel
@@ -51,11 +55,13 @@ class SafeLogSumExp:
 
 
 class EpochTime:
-    params = ([16, 64, 256], ["numba", "numpy"])
+    params = ([16, 64, 256], ["numba", "numpy", "cupy"])
     param_names = ["batch_size", "backend"]
     timeout = 120
 
     def setup(self, batch_size, backend):
+        if backend == "cupy" and not gpu_available():
+            raise NotImplementedError("no usable GPU")
         pin_blas_threads()
         self.X, self.y = dro_dataset(20000, 10, "logistic", rng=0)
         kl_dro(self.X[:512], self.y[:512], lam=0.3, loss="logistic", epochs=1,

@@ -6,7 +6,8 @@ start box [-3, 3]^20, success = sup-norm distance to the minimizer < 0.25) for t
 defaults, n_runs seeded runs batched in one (M, N, d) array.
 
 Run: ``python examples/cbo_rastrigin.py [--quick]`` (quick: 10 runs per problem instead of
-100). Saves ``examples/figures/cbo_rastrigin.png``.
+100). Saves ``examples/figures/cbo_rastrigin.png`` (next to this script, from any working
+directory) or where ``--out`` says.
 """
 import argparse
 import math
@@ -36,6 +37,16 @@ def ackley(x, shift):
             - np.exp(np.mean(np.cos(2 * np.pi * z), axis=0)) + 20.0 + math.e)
 
 
+def figure_path(out=None, name='cbo_rastrigin.png'):
+    """Where the figure is written: ``out`` (a file, or a folder to put ``name`` in), or by
+    default ``figures/{name}`` next to this script, whatever the working directory."""
+    if out is None:
+        return os.path.join(os.path.dirname(os.path.abspath(__file__)), "figures", name)
+    if os.path.isdir(out) or not os.path.splitext(out)[1]:
+        return os.path.abspath(os.path.join(out, name))
+    return os.path.abspath(out)
+
+
 def snapshots_2d(steps=(0, 10, 40, 150)):
     """Particle positions of one 2-D run at the given steps (recorded by a callback)."""
     shift = np.array([1.3, -0.7])
@@ -62,7 +73,13 @@ def success_table(runs):
     return rows
 
 
-def main(quick):
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="CBO on Rastrigin")
+    parser.add_argument("--quick", action="store_true", help="10 runs per problem")
+    parser.add_argument("--out", default=None,
+                    help="figure file or folder (default: figures/ next to this script)")
+    args = parser.parse_args(argv)
+    quick = args.quick
     shift, frames = snapshots_2d()
     rows = success_table(10 if quick else 100)
 
@@ -92,9 +109,8 @@ def main(quick):
     table.scale(1.2, 1.6)
     ax.set_title("defaults, d = 20, box [-3,3]", fontsize=9)
     fig.tight_layout()
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "figures")
-    os.makedirs(out, exist_ok=True)
-    path = os.path.join(out, "cbo_rastrigin.png")
+    path = figure_path(args.out)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     fig.savefig(path, dpi=110)
     print("CBO defaults, d = 20, start box [-3, 3]^20, success = sup-norm distance < 0.25")
     for r in rows:
@@ -103,6 +119,4 @@ def main(quick):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description="CBO on Rastrigin")
-    parser.add_argument("--quick", action="store_true", help="10 runs per problem")
-    main(parser.parse_args().quick)
+    main()

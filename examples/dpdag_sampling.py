@@ -6,8 +6,9 @@ row: the true adjacency, the VI marginal edge probabilities ``P(A_ij = 1)`` as a
 the Monte Carlo edge frequency of 2000 samples (which must match the heat map), and the
 final graph. Data: a linear-Gaussian ER2 graph, d = 10 (quick) or 20, n = 1000.
 
-Run: ``python examples/dpdag_sampling.py [--quick]``. Saves
-``examples/figures/dpdag_sampling.png`` and prints SHD, time and the sampling check.
+Run: ``python examples/dpdag_sampling.py [--quick] [--out PATH]``. Saves
+``examples/figures/dpdag_sampling.png`` (next to this script, from any working directory,
+or where ``--out`` says) and prints SHD, time and the sampling check.
 """
 import argparse
 import os
@@ -23,10 +24,22 @@ from solvers.dag import count_accuracy, is_dag, learn_dag, simulate_data  # noqa
 from solvers.dag.graph import topological_order  # noqa: E402
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
+def figure_path(out=None, name='dpdag_sampling.png'):
+    """Where the figure is written: ``out`` (a file, or a folder to put ``name`` in), or by
+    default ``figures/{name}`` next to this script, whatever the working directory."""
+    if out is None:
+        return os.path.join(os.path.dirname(os.path.abspath(__file__)), "figures", name)
+    if os.path.isdir(out) or not os.path.splitext(out)[1]:
+        return os.path.abspath(os.path.join(out, name))
+    return os.path.abspath(out)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="d = 10 and fewer iterations")
+    parser.add_argument("--out", default=None,
+                    help="figure file or folder (default: figures/ next to this script)")
+    args = parser.parse_args(argv)
     d = 10 if args.quick else 20
     X, W, B = simulate_data(d=d, n=1000, k=2, rng=100)
     start = time.perf_counter()
@@ -64,8 +77,8 @@ def main():
         ax.set_yticks([])
     fig.suptitle("DP-DAG: rows = parent, columns = child, nodes in the true causal order")
     fig.tight_layout()
-    os.makedirs(os.path.join(os.path.dirname(__file__), "figures"), exist_ok=True)
-    path = os.path.join(os.path.dirname(__file__), "figures", "dpdag_sampling.png")
+    path = figure_path(args.out)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     fig.savefig(path, dpi=110)
     print(f"VI-DP-DAG on ER2 d={d}, n=1000: SHD {acc['shd']} TPR {acc['tpr']:.2f} "
           f"FDR {acc['fdr']:.2f}, {seconds:.1f} s; {n_dag}/2000 sampled graphs are DAGs; "

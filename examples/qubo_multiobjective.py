@@ -16,11 +16,16 @@ variance). For every problem and instance the fronts are plotted and the hypervo
 printed, normalized with the ideal/nadir box of the combined front of all three sweeps,
 reference point 1.1 (so 1.21 is the most possible).
 
-    python examples/qubo_multiobjective.py [--quick]
+    python examples/qubo_multiobjective.py [--quick] [--out PATH] [--workers N]
+
+The figure goes to ``examples/figures/qubo_multiobjective.png`` (next to this script, from
+any working directory) or where ``--out`` says.
 """
 import argparse
+import multiprocessing
 import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import matplotlib
 
@@ -30,9 +35,18 @@ import numpy as np  # noqa: E402
 
 from solvers.qubo import hypervolume, pareto_front, pareto_sweep  # noqa: E402
 
-FIGURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "figures")
 METHODS = ("none", "maxabs", "variance")
 LABELS = {"none": "unscaled", "maxabs": "max-abs", "variance": "unit variance"}
+
+
+def figure_path(out=None, name='qubo_multiobjective.png'):
+    """Where the figure is written: ``out`` (a file, or a folder to put ``name`` in), or by
+    default ``figures/{name}`` next to this script, whatever the working directory."""
+    if out is None:
+        return os.path.join(os.path.dirname(os.path.abspath(__file__)), "figures", name)
+    if os.path.isdir(out) or not os.path.splitext(out)[1]:
+        return os.path.abspath(os.path.join(out, name))
+    return os.path.abspath(out)
 
 
 def partition_problem(n, rng):
@@ -86,22 +100,33 @@ def run(name, objectives, penalty, measure, weights, solver, seed):
     return out, hv, (ideal, span)
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller problems, fewer sweeps")
     ap.add_argument("--instances", type=int, default=None, help="random instances per problem")
-    args = ap.parse_args()
+    ap.add_argument("--workers", type=int, default=1,
+                    help="processes solving the weights of the sweeps (same result; -1: all "
+                    "cores)")
+    ap.add_argument("--out", default=None,
+                    help="figure file or folder (default: figures/ next to this script)")
+    args = ap.parse_args(argv)
     n = 30 if args.quick else 80
     instances = args.instances or (1 if args.quick else 5)
     weights = 15 if args.quick else 41
-    solver = dict(n_reads=8, n_sweeps=200 if args.quick else 1000)
+    solver = dict(n_reads=8, maxiter=200 if args.quick else 1000)
+    pool = None
+    if args.workers != 1:  # one pool for every sweep, so the workers start (and load) once
+        pool = ProcessPoolExecutor(None if args.workers == -1 else args.workers,
+                                   mp_context=multiprocessing.get_context("spawn"))
+        solver["workers"] = pool.map
     builders = [("bisection: cut vs imbalance", partition_problem),
                 ("portfolio: -return vs risk", portfolio_problem),
                 ("vertex cover: cost vs uncovered", cover_problem)]
-    os.makedirs(FIGURES, exist_ok=True)
+    path = figure_path(args.out)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     fig, axes = plt.subplots(1, len(builders), figsize=(15, 4.2))
     print(f"n = {n}, {weights} weights, {instances} instance(s) per problem, "
-          f"{solver['n_reads']} reads x {solver['n_sweeps']} sweeps per weight")
+          f"{solver['n_reads']} reads x {solver['maxiter']} sweeps per weight")
     print(f"{'problem':34s} {'inst':>4s} " + " ".join(f"{LABELS[m]:>14s}" for m in METHODS)
           + "  (normalized hypervolume; front size)")
     summary = {name: {m: [] for m in METHODS} for name, _ in builders}
@@ -135,9 +160,10 @@ def main():
     fig.suptitle(f"Pareto fronts from {weights} evenly spaced weights (simulated annealing, "
                  "instance 0)", fontsize=11)
     fig.tight_layout()
-    path = os.path.join(FIGURES, "qubo_multiobjective.png")
     fig.savefig(path, dpi=110)
     print(f"figure: {path}")
+    if pool is not None:
+        pool.shutdown()
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """A quick tour: one call of every method in the library, on small built-in problems.
 
 Each block is what a new user types first; the docs' getting-started page shows this file.
-Run: ``python examples/quick_tour.py`` (about a minute with a cold Numba cache).
+Run: ``python examples/quick_tour.py`` from any directory (about a minute with a cold Numba
+cache). It only prints; it writes no files.
 """
 import argparse
 
@@ -10,10 +11,12 @@ import numpy as np
 import solvers
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="accepted for CI; the tour is small")
-    parser.parse_args()
+    parser.add_argument("--out", default=None, help="accepted like the other examples; the "
+                        "tour writes no files")
+    parser.parse_args(argv)
     rng = np.random.default_rng(0)
 
     # --- the core: stable log-sum-exp and Gibbs weights ----------------------------------

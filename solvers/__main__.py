@@ -26,20 +26,40 @@ def _info():
     return 0
 
 
+def _demo_help():
+    from solvers._demo import demo_names
+
+    names = demo_names()
+    areas = sorted({m.split(".")[1] for m in names.values()})
+    return (f"comma-separated demos to run: {', '.join(names)}; an area name ("
+            f"{', '.join(areas)}) runs all of its demos (default: all)")
+
+
 def main(argv=None):
+    """Entry point of ``python -m solvers`` (and the ``solvers`` script); returns the exit code."""
+    from solvers import __version__
+
     parser = argparse.ArgumentParser(
         prog="python -m solvers",
         description="solvers: log-sum-exp / Gibbs-weighted solvers.")
+    parser.add_argument("--version", action="version", version=f"solvers {__version__}")
     sub = parser.add_subparsers(dest="command")
-    demo = sub.add_parser("demo", help="run every solver on a small built-in problem")
+    demo = sub.add_parser("demo", help="run every solver on a small built-in problem",
+                          description="Run every solver on a small built-in problem and "
+                          "print one row per result as soon as it is ready. Each row "
+                          "times the solver call only (kernels are warmed first).")
     demo.add_argument("--full", action="store_true",
                       help="larger problems (slower) instead of the quick ones")
-    demo.add_argument("--only", default=None, help="run demo modules whose name contains this")
+    demo.add_argument("--only", default=None, metavar="NAMES", help=_demo_help())
     sub.add_parser("info", help="versions and usable backends")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        from solvers._demo import run_demo
+        from solvers._demo import run_demo, select_modules
 
+        try:
+            select_modules(args.only)
+        except ValueError as exc:
+            demo.error(str(exc))  # exit status 2, like any other bad argument
         return run_demo(quick=not args.full, only=args.only)
     if args.command == "info":
         return _info()

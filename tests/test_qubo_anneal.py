@@ -1,5 +1,6 @@
 """minimize_qubo: enumerated optima, Boltzmann stationarity, backends agree, bad input."""
 import itertools
+import sys
 
 import numpy as np
 import pytest
@@ -72,7 +73,6 @@ def test_spin_vartype():
 
 def test_bqm_input():
     dimod = pytest.importorskip("dimod")
-    rng = np.random.default_rng(4)
     bqm = dimod.generators.gnp_random_bqm(12, 0.5, "SPIN", random_state=4)
     res = minimize_qubo(bqm, n_reads=8, n_sweeps=200, rng=0)
     labels = res.variables
@@ -133,7 +133,8 @@ def test_generic_identical_on_every_namespace(xp):
     n = 8
     Q = rng.normal(size=(n, n))
     ref = minimize_qubo(Q, n_reads=5, n_sweeps=15, rng=3, backend="numpy")
-    got = minimize_qubo(xp.asarray(Q), n_reads=5, n_sweeps=15, rng=3)
+    backend = "numpy" if xp is np else "auto"  # numpy input would pick Numba
+    got = minimize_qubo(xp.asarray(Q), n_reads=5, n_sweeps=15, rng=3, backend=backend)
     np.testing.assert_array_equal(to_numpy(got.samples), ref.samples)
     np.testing.assert_allclose(to_numpy(got.energies), ref.energies, rtol=1e-12)
     assert got.fun == pytest.approx(brute_force_min(Q), abs=1e-9)
@@ -211,6 +212,41 @@ def test_bad_input(args, kwargs, exc, match):
         minimize_qubo(*args, **kwargs)
 
 
+def test_x0_message_names_the_value_set():
+    with pytest.raises(ValueError, match=r"x0 entries must be in \{0, 1\}"):
+        minimize_qubo(np.eye(2), x0=np.array([0, 2]))
+    with pytest.raises(ValueError, match=r"x0 entries must be in \{-1, 1\}"):
+        minimize_qubo(np.eye(2), vartype="spin", x0=np.array([0, 1]))
+
+
+class _FakeVartype:
+    """Stands in for a dimod.Vartype member (an Enum with .name 'SPIN' / 'BINARY')."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+@pytest.mark.parametrize("spelling, expected", [
+    ("SPIN", "spin"), ("Spin", "spin"), ("BINARY", "binary"), (frozenset({-1, 1}), "spin"),
+    ({0, 1}, "binary"), (_FakeVartype("SPIN"), "spin"), (_FakeVartype("BINARY"), "binary"),
+])
+def test_dimod_vartype_spellings(spelling, expected):
+    rng = np.random.default_rng(5)
+    Q, c = rng.normal(size=(6, 6)), rng.normal(size=6)
+    got = minimize_qubo(Q, c, vartype=spelling, n_reads=4, n_sweeps=50, rng=0)
+    ref = minimize_qubo(Q, c, vartype=expected, n_reads=4, n_sweeps=50, rng=0)
+    np.testing.assert_array_equal(got.samples, ref.samples)
+    assert set(np.unique(got.samples)) <= ({-1, 1} if expected == "spin" else {0, 1})
+    assert solvers.qubo_moments(Q, c, vartype=spelling).var == pytest.approx(
+        solvers.qubo_moments(Q, c, vartype=expected).var, rel=1e-15)
+
+
+@pytest.mark.parametrize("bad", ["ising", "", None, 3, {0, 2}])
+def test_unknown_vartype(bad):
+    with pytest.raises(ValueError, match="vartype"):
+        minimize_qubo(np.eye(2), vartype=bad)
+
+
 _HARNESS = r"""
 #include <cmath>
 #include <cstddef>
@@ -218,6 +254,8 @@ using std::exp;
 struct Dim3 { int x; };
 static Dim3 blockDim = {1}, blockIdx = {0}, threadIdx = {0};
 #define __global__
+#define __device__
+#define __forceinline__ inline
 %s
 extern "C" void run_all(const double* W, int n, const double* betas, int n_betas,
                         signed char* X, double* H, unsigned long long* states, int n_reads,
@@ -232,7 +270,7 @@ extern "C" void run_all(const double* W, int n, const double* betas, int n_betas
 
 def test_cuda_kernel_source_matches_numba_on_the_cpu(tmp_path):
     """Compile the CuPy kernel's CUDA C as C++ and run it thread by thread on the CPU: it must
-    reproduce the Numba kernel read for read (same xorshift streams, same schedule)."""
+    reproduce the Numba kernel read for read (same counter-based streams, same schedule)."""
     import ctypes
     import shutil
     import subprocess
@@ -254,7 +292,7 @@ def test_cuda_kernel_source_matches_numba_on_the_cpu(tmp_path):
     W = Q + Q.T - 2 * np.diag(a)
     betas = np.geomspace(0.05, 5.0, 40)
     X0 = rng.integers(0, 2, size=(reads, n)).astype(np.int8)
-    seeds = rng.integers(1, 2**63, size=reads, dtype=np.uint64)
+    seeds = _anneal_numba.start_states(np.uint64(rng.integers(2**63)), 5, reads)
     for polish in (0, 1):
         Xn, Hn, Sn = X0.copy(), a + X0 @ W, seeds.copy()
         _anneal_numba.anneal_dense(W, Xn, Hn, betas, Sn, bool(polish))
@@ -313,3 +351,75 @@ def test_float32_couplings_path():
         minimize_qubo(Q, coupling_dtype="float16")
     s = minimize_qubo(sps.csr_matrix(Q * (np.abs(Q) > 2.5)), coupling_dtype="float32", **kw)
     assert np.isfinite(s.fun)
+
+
+def _fake_cupy(tmp_path):
+    """A stand-in ``cupy`` module backed by numpy whose RawKernel runs the CUDA source
+    compiled as C++ (one "thread" per read, in order)."""
+    import ctypes
+    import shutil
+    import subprocess
+    import types
+
+    from solvers.qubo import _anneal_cupy
+
+    if shutil.which("g++") is None:
+        pytest.skip("no C++ compiler")
+    src, lib = tmp_path / "kernel.cpp", tmp_path / "kernel.so"
+    src.write_text(_HARNESS % _anneal_cupy.SOURCE)
+    subprocess.run(["g++", "-O1", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    run_all = ctypes.CDLL(str(lib)).run_all
+
+    def raw_kernel(source, name):
+        assert source == _anneal_cupy.SOURCE and name == "anneal_dense"
+
+        def launch(grid, block, args):
+            W, n, b, nb, Xt, Ht, states, reads, polish = args
+            for arr in (W, b, Xt, Ht, states):
+                assert isinstance(arr, np.ndarray) and arr.flags.c_contiguous
+            assert grid[0] * block[0] >= reads
+            ptr = lambda arr: arr.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
+            run_all(ptr(W), ctypes.c_int(int(n)), ptr(b), ctypes.c_int(int(nb)), ptr(Xt),
+                    ptr(Ht), ptr(states), ctypes.c_int(int(reads)), ctypes.c_int(int(polish)))
+
+        return launch
+
+    fake = types.ModuleType("cupy")
+    for name in ("asarray", "ascontiguousarray", "sum", "float64", "int8"):
+        setattr(fake, name, getattr(np, name))
+    fake.RawKernel = raw_kernel
+    fake.asnumpy = np.asarray
+    return fake
+
+
+def test_cupy_chains_glue_matches_numba_chains(tmp_path, monkeypatch):
+    """CupyChains (layout, launches, fields, energies) on a numpy-backed fake cupy whose
+    kernel is the CUDA source compiled for the CPU: the same reads as NumbaChains."""
+    from solvers.qubo import _anneal_cupy
+    from solvers.qubo._anneal_numba import NumbaChains
+
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(tmp_path))
+    monkeypatch.setattr(_anneal_cupy, "_KERNEL", None)
+    rng = np.random.default_rng(40)
+    n, reads = 20, 9
+    Q = rng.normal(size=(n, n))
+    a = np.diag(Q) + rng.normal(size=n)
+    W = Q + Q.T - 2 * np.diag(np.diag(Q))
+    X0 = rng.integers(0, 2, size=(reads, n)).astype(np.int8)
+    betas = np.geomspace(0.1, 4.0, 30)
+    gpu = _anneal_cupy.CupyChains(a, W, 1.5, X0, base=12345, first=3)
+    cpu = NumbaChains(a, W, 1.5, X0, base=12345, first=3, single=False)
+    for lo, hi in ((0, 1), (1, 12), (12, 30)):  # chunked launches keep the streams
+        gpu.sweep(betas[lo:hi])
+        cpu.sweep(betas[lo:hi])
+        (Xg, Eg), (Xc, Ec) = gpu.current(), cpu.current()
+        np.testing.assert_array_equal(Xg, Xc)
+        np.testing.assert_allclose(Eg, Ec, atol=1e-9)
+    gpu.descend()
+    cpu.descend()
+    (Xg, Eg), (Xc, Ec) = gpu.finish(), cpu.finish()
+    np.testing.assert_array_equal(Xg, Xc)
+    np.testing.assert_allclose(Eg, Ec, rtol=1e-12)
+    Xf = Xg.astype(float)
+    np.testing.assert_allclose(Eg, 1.5 + Xf @ a + 0.5 * np.sum(Xf * (Xf @ W), axis=1),
+                               rtol=1e-12)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sps
 
-from solvers import scale_qubos, qubo_moments
+from solvers import scale_qubos
 from solvers.qubo import hypervolume, pareto_front, pareto_sweep, qubo_energy, scalarize
 from solvers.qubo.pareto import weight_grid
 
@@ -149,6 +149,20 @@ def test_bad_input():
         pareto_sweep([np.eye(2)], scaling="bogus")
     with pytest.raises(TypeError):
         scale_qubos(3.0)
+    for bad in (np.array([[1.0 + 1j, 2.0]]), [["a", "b"]]):
+        with pytest.raises(TypeError, match="points"):
+            pareto_front(bad)
+        with pytest.raises(TypeError, match="points"):
+            hypervolume(bad, [5.0, 5.0])
+    with pytest.raises(TypeError, match="reference"):
+        hypervolume([[1.0, 2.0]], [5.0 + 0j, 5.0])
+    # a single (n, n) matrix is not a sequence of objectives (the docstring says TypeError)
+    with pytest.raises(TypeError, match="objectives must be a sequence"):
+        scale_qubos(np.eye(3))
+    with pytest.raises(TypeError, match="objectives must be a sequence"):
+        scale_qubos(sps.eye(3, format="csr"))
+    with pytest.raises(TypeError, match="objectives must be a sequence"):
+        scalarize({(0, 1): 1.0}, [1.0])
     with pytest.raises(ValueError, match="p must be in"):
         scale_qubos([np.eye(2)], p=2.0)
 

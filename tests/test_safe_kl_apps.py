@@ -94,14 +94,14 @@ def ot_problem():
 def test_semidual_gradient(ot_problem):
     X, Y, a, b, eps, *_ = ot_problem
     v0 = np.random.default_rng(3).normal(size=Y.shape[0])
-    f = lambda v: semidual_ot_objective(v, X, Y, eps=eps, a=a, b=b, block_size=64)[0]
-    g = lambda v: semidual_ot_objective(v, X, Y, eps=eps, a=a, b=b, block_size=64)[1]
+    f = lambda v: semidual_ot_objective(v, X, Y, epsilon=eps, a=a, b=b, block_size=64)[0]
+    g = lambda v: semidual_ot_objective(v, X, Y, epsilon=eps, a=a, b=b, block_size=64)[1]
     assert check_grad(f, g, v0) < 1e-6
 
 
 def test_lbfgs_potentials_and_plan_match_pot_sinkhorn(ot_problem):
     X, Y, a, b, eps, M, G, g_pot = ot_problem
-    res = semidual_ot(X, Y, eps=eps, a=a, b=b, method="lbfgs")
+    res = semidual_ot(X, Y, epsilon=eps, a=a, b=b, method="lbfgs")
     v = res.x - np.average(res.x, weights=b)
     np.testing.assert_allclose(v, g_pot, atol=1e-6 * np.ptp(g_pot))
     plan = a[:, None] * b[None, :] * np.exp((res.u[:, None] + res.x[None, :] - M) / eps)
@@ -114,8 +114,8 @@ def test_lbfgs_potentials_and_plan_match_pot_sinkhorn(ot_problem):
 @pytest.mark.parametrize("method", ["safe-kl", "sgd"])
 def test_stochastic_potentials_close_to_pot(ot_problem, method):
     X, Y, a, b, eps, M, G, g_pot = ot_problem
-    exact_value = semidual_ot_objective(g_pot, X, Y, eps=eps, a=a, b=b)[0]
-    res = semidual_ot(X, Y, eps=eps, a=a, b=b, method=method, rng=0)
+    exact_value = semidual_ot_objective(g_pot, X, Y, epsilon=eps, a=a, b=b)[0]
+    res = semidual_ot(X, Y, epsilon=eps, a=a, b=b, method=method, rng=0)
     v = res.x - np.average(res.x, weights=b)
     rms = np.sqrt(np.average((v - g_pot) ** 2, weights=b))
     assert rms < 0.02 * np.ptp(g_pot)
@@ -129,22 +129,22 @@ def test_sgd_with_a_continuous_source():
     def sampler(gen, size):
         return gen.normal(size=(size, 2))
 
-    res = semidual_ot(sampler, Y, eps=1.0, method="sgd", maxiter=400, rng=0)
-    ref = semidual_ot(sampler(np.random.default_rng(9), 8000), Y, eps=1.0, method="lbfgs")
+    res = semidual_ot(sampler, Y, epsilon=1.0, method="sgd", maxiter=400, rng=0)
+    ref = semidual_ot(sampler(np.random.default_rng(9), 8000), Y, epsilon=1.0, method="lbfgs")
     d = (res.x - res.x.mean()) - (ref.x - ref.x.mean())
     assert np.sqrt(np.mean(d ** 2)) < 0.05 * np.ptp(ref.x)
     with pytest.raises(ValueError, match="sampler"):
-        semidual_ot(sampler, Y, eps=1.0, method="safe-kl")
+        semidual_ot(sampler, Y, epsilon=1.0, method="safe-kl")
 
 
 def test_semidual_errors():
     Y = np.zeros((3, 2))
-    with pytest.raises(ValueError, match="eps"):
-        semidual_ot(np.zeros((4, 2)), Y, eps=0.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        semidual_ot(np.zeros((4, 2)), Y, epsilon=0.0)
     with pytest.raises(ValueError, match="columns"):
-        semidual_ot(np.zeros((4, 3)), Y, eps=1.0)
+        semidual_ot(np.zeros((4, 3)), Y, epsilon=1.0)
     with pytest.raises(ValueError, match="b must"):
-        semidual_ot(np.zeros((4, 2)), Y, eps=1.0, b=[1.0, -1.0, 1.0])
+        semidual_ot(np.zeros((4, 2)), Y, epsilon=1.0, b=[1.0, -1.0, 1.0])
 
 
 def test_kl_dro_objective_rejects_non_positive_temperature():

@@ -43,21 +43,21 @@ def main():
     t_sink = time.perf_counter() - start
     g = eps * log["log_v"] - eps * np.log(b)
     g -= g.mean()
-    best, _ = semidual_ot_objective(g, X, Y, eps=eps)
+    best, _ = semidual_ot_objective(g, X, Y, epsilon=eps)
     rows = [("POT sinkhorn_log (reference)", 0.0, 0.0, t_sink, "-")]
 
     def score(v):
         v = v - v.mean()
-        value, _ = semidual_ot_objective(v, X, Y, eps=eps)
+        value, _ = semidual_ot_objective(v, X, Y, epsilon=eps)
         return np.sqrt(np.mean((v - g) ** 2)) / np.ptp(g), (best - value) / abs(best)
 
     start = time.perf_counter()
-    res = semidual_ot(X, Y, eps=eps, method="lbfgs")
+    res = semidual_ot(X, Y, epsilon=eps, method="lbfgs")
     rows.append(("solvers lbfgs", *score(res.x), time.perf_counter() - start,
                  f"{res.nfev / (n * m):.0f}"))
     for method in ("sgd", "safe-kl"):
         start = time.perf_counter()
-        res = semidual_ot(X, Y, eps=eps, method=method, epochs=args.epochs, rng=0)
+        res = semidual_ot(X, Y, epsilon=eps, method=method, epochs=args.epochs, rng=0)
         rows.append((f"solvers {method}", *score(res.x), time.perf_counter() - start,
                      f"{res.nfev / (n * m):.1f}"))
     start = time.perf_counter()

@@ -33,3 +33,11 @@ def step_terms(values, jac, s, rho):
     w, h = terms(values, s, rho)
     B = values.shape[0]
     return (w @ cupy.asarray(jac)) / B, w.mean(), h.mean()
+
+
+def scatter_add(v, idx, vals):
+    """``v[idx] += vals`` in place on the GPU, repeated indices accumulated; returns ``v``."""
+    import cupyx
+
+    cupyx.scatter_add(v, idx, vals)
+    return v

@@ -150,9 +150,20 @@ def _step_kernel(values, jac, s, rho, gx):
 
 
 def step_terms(values, jac, s, rho):
-    """``(mean(w * jac, axis=0), mean(w), mean(h))`` for a minibatch (numpy in, numpy out)."""
+    """``(mean(w * jac, axis=0), mean(w), mean(h))`` for a minibatch (numpy in, numpy out).
+
+    An empty batch gives NaN throughout, as the generic means do.
+    """
     values = np.ascontiguousarray(values)
     jac = np.ascontiguousarray(jac)
+    if values.shape[0] == 0:
+        return np.full(jac.shape[1], np.nan, dtype=jac.dtype), math.nan, math.nan
     gx = np.empty(jac.shape[1], dtype=np.float64)
     mean_w, mean_h = _step_kernel(values, jac, float(s), float(rho), gx)
     return gx.astype(jac.dtype, copy=False), mean_w, mean_h
+
+
+def scatter_add(v, idx, vals):
+    """``v[idx] += vals`` in place, repeated indices accumulated; returns ``v``."""
+    np.add.at(v, idx, vals)
+    return v

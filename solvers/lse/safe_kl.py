@@ -28,12 +28,16 @@ import numbers
 
 import numpy as np
 
-from .._lib.namespace import array_namespace, is_numpy_namespace
+from .._lib.namespace import array_namespace
 from .._lib.backend import resolve_backend
 from .._lib.rng import Draws
-from .._lib.results import OptimizeResult, call_callback, Progress, STOPPED_BY_CALLBACK
-from .._lib.validation import as_float_array, check_int, check_choice, check_positive
-from .logsumexp import logsumexp, softmax, _prepare, _normalize_axis, _squeeze, _finish
+from .._lib.results import Progress
+from .._lib.validation import (as_float_array, check_choice, check_finite, check_int,
+                               check_positive)
+from . import _safe_kl_solver as _solver
+from ._minibatch import as_rows, check_rows, is_partitioned, make_source
+from ._safe_kl_kernels import KERNELS
+from .logsumexp import logsumexp, _prepare, _normalize_axis, _squeeze, _finish
 
 __all__ = ["safe_logsumexp", "minimize_logsumexp", "safe_kl_terms"]
 
@@ -52,7 +56,18 @@ def _check_rho(rho):
     return rho
 
 
-def safe_kl_terms(values, s, rho, *, xp=None):
+def _terms_xp(values, s, rho):
+    """Generic twin of the ``terms`` kernel: ``(w, h)`` in the namespace of ``values``."""
+    xp = array_namespace(values)
+    log_rho = math.log(rho)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        d = values - s
+        w = 1.0 / (rho + xp.exp(-d))
+        h = _softplus(d + log_rho, xp) / rho
+    return w, h
+
+
+def safe_kl_terms(values, s, rho, *, backend="auto"):
     r"""Per-term Safe-KL weights and surrogate values at shift ``s``.
 
     .. math:: w_i = \frac{1}{\rho + e^{s - \varphi_i}} \in (0, 1/\rho), \qquad
@@ -69,18 +84,19 @@ def safe_kl_terms(values, s, rho, *, xp=None):
         The shift.
     rho : float
         Cap parameter in (0, 1).
-    xp : module, optional
-        Namespace (detected from ``values`` by default).
+    backend : {"auto", "numpy", "numba", "cupy"}, optional
+        ``"auto"`` follows ``values`` (a fused CuPy kernel for cupy arrays; numpy runs the
+        generic code, there is nothing for Numba to fuse in two elementwise maps).
 
     Returns
     -------
     w, h : arrays
-        Same shape and dtype as ``values``.
+        Same shape and dtype as ``values``, in its namespace.
 
     Raises
     ------
     ValueError
-        ``rho <= 0`` (from ``math.log``).
+        ``rho <= 0`` (from ``math.log``), or an unknown or impossible ``backend``.
     TypeError
         ``rho`` that is not a real number.
 
@@ -103,13 +119,11 @@ def safe_kl_terms(values, s, rho, *, xp=None):
     >>> w.round(6).tolist(), bool(np.isfinite(h).all())
     ([0.909091, 10.0], True)
     """
-    xp = array_namespace(values) if xp is None else xp
-    log_rho = math.log(rho)
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        d = values - s
-        w = 1.0 / (rho + xp.exp(-d))
-        h = _softplus(d + log_rho, xp) / rho
-    return w, h
+    be = resolve_backend(backend, array_namespace(values))
+    values = be.to_device(values)
+    kernel = KERNELS.get("terms", be, generic=_terms_xp)
+    w, h = kernel(values, s, rho)
+    return be.to_input(w), be.to_input(h)
 
 
 # --- deterministic surrogate over finite terms -------------------------------------------
@@ -120,14 +134,15 @@ def _row_means(x, mu, xp):
     return xp.sum(mu * x, axis=1)
 
 
-def _solve_rows_generic(A, mu, rho, tol, maxiter, xp):
+def _solve_rows_generic(A, mu, rho, tol, maxiter):
     """Shift ``s`` with ``E_mu w = 1`` per row of finite-or--inf ``A`` (R, n); value F_rho.
 
     Safeguarded Newton on ``G(s) = log E w(s)`` (decreasing, root unique) inside a bracket
     ``[lo, hi]``: ``hi = F + log(1 - rho)`` (Jensen: ``G(hi) <= 0``), ``lo`` found by
     doubling the distance until ``G(lo) >= 0``. Steps leaving the bracket are bisections.
     """
-    F = logsumexp(A, axis=1, b=mu, backend="numpy" if is_numpy_namespace(xp) else "auto")
+    xp = array_namespace(A)
+    F = logsumexp(A, axis=1, b=mu)
     if mu is None:
         F = F - math.log(A.shape[1])
     F = xp.asarray(F, dtype=A.dtype)
@@ -168,7 +183,7 @@ def _solve_rows_generic(A, mu, rho, tol, maxiter, xp):
         done = done | (step <= tol * (1.0 + xp.abs(s))) | (hi - lo <= tol * (1.0 + xp.abs(s)))
         if bool(xp.all(done)):
             break
-    _, h = safe_kl_terms(A, xp.reshape(s, (-1, 1)), rho, xp=xp)
+    _, h = _terms_xp(A, xp.reshape(s, (-1, 1)), rho)
     value = s - 1.0 + _row_means(h, mu, xp)
     return s, value
 
@@ -244,8 +259,9 @@ def safe_logsumexp(a, rho, axis=None, b=None, keepdims=False, return_shift=False
     >>> import numpy as np
     >>> from solvers import safe_logsumexp, logsumexp
     >>> a = np.array([0.0, 1.0, 2.0, 1e4])
-    >>> float(safe_logsumexp(a, 1e-6)) - float(logsumexp(a))   # ~0: rho -> 0 is exact
-    0.0
+    >>> gap = float(logsumexp(a)) - float(safe_logsumexp(a, 1e-6))  # O(rho): 2e-06 here
+    >>> 0.0 <= gap < 1e-5
+    True
     >>> float(safe_logsumexp(np.zeros(4), 0.1)) <= float(logsumexp(np.zeros(4)))
     True
 
@@ -299,16 +315,9 @@ def safe_logsumexp(a, rho, axis=None, b=None, keepdims=False, return_shift=False
         mu = None if Bw is None else Bw / xpc.reshape(safe_total, (-1, 1))
         if mu is not None:
             mu = xpc.where(xpc.reshape(bad, (-1, 1)), xpc.full_like(mu, 1.0 / n), mu)
-        if be.name == "numba":
-            from ._safe_kl_numba import solve_rows
-
-            s, val = solve_rows(np.asarray(A, dtype=np.float64),
-                                None if mu is None else np.asarray(mu, dtype=np.float64),
-                                rho, tol, maxiter)
-            s = s.astype(A.dtype, copy=False)
-            val = val.astype(A.dtype, copy=False)
-        else:
-            s, val = _solve_rows_generic(A, mu, rho, tol, maxiter, xpc)
+        solve = KERNELS.get("solve_rows", be, generic=_solve_rows_generic)
+        s, val = solve(A, mu, rho, tol, maxiter)
+        s, val = xpc.astype(s, A.dtype, copy=False), xpc.astype(val, A.dtype, copy=False)
         log_total = xpc.log(safe_total)
         val = val + log_total
         s = s + log_total
@@ -326,67 +335,10 @@ def safe_logsumexp(a, rho, axis=None, b=None, keepdims=False, return_shift=False
 
 # --- stochastic minimisation ---------------------------------------------------------------
 
-def _take(data, idx, xp):
-    if isinstance(data, tuple):
-        return tuple(xp.take(d, idx, axis=0) for d in data)
-    return xp.take(data, idx, axis=0)
-
-
-def _schedule(value, name, k):
-    return float(value(k)) if callable(value) else value
-
-
-def _estimator_step(values, jac, s, rho, estimator, be, xp):
-    """Gradient in (x, s) and the minibatch objective estimate (value of the estimator)."""
-    B = values.shape[0]
-    if estimator == "naive":
-        p = softmax(values)
-        gx = p @ jac
-        fun = logsumexp(values, backend="numpy" if be.name == "numba" else "auto")
-        return gx, None, float(fun) - math.log(B), None
-    if be.name == "numba":
-        from ._safe_kl_numba import step_terms
-
-        gx, mean_w, mean_h = step_terms(values, jac, float(s), rho)
-    elif be.name == "cupy":
-        from ._safe_kl_cupy import step_terms
-
-        gx, mean_w, mean_h = step_terms(values, jac, s, rho)
-    else:
-        w, h = safe_kl_terms(values, s, rho, xp=xp)
-        gx = (w @ jac) / B
-        mean_w, mean_h = xp.mean(w), xp.mean(h)
-    gs = 1.0 - mean_w
-    fun = float(s) - 1.0 + float(mean_h)
-    return gx, gs, fun, mean_w
-
-
-class _Adam:
-    """Adam on a list of arrays (x and the scalar shift), bias-corrected."""
-
-    def __init__(self, params, betas, eps):
-        self.b1, self.b2 = betas
-        self.eps = eps
-        self.m = [p * 0.0 for p in params]
-        self.v = [p * 0.0 for p in params]
-        self.t = 0
-
-    def step(self, params, grads, lr, xp):
-        self.t += 1
-        c1 = 1.0 - self.b1 ** self.t
-        c2 = 1.0 - self.b2 ** self.t
-        out = []
-        for i, (p, g) in enumerate(zip(params, grads)):
-            self.m[i] = self.b1 * self.m[i] + (1.0 - self.b1) * g
-            self.v[i] = self.b2 * self.v[i] + (1.0 - self.b2) * g * g
-            out.append(p - lr * (self.m[i] / c1) / (xp.sqrt(self.v[i] / c2) + self.eps))
-        return out
-
-
 def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, maxiter=None,
                        estimator="safe-kl", optimizer="adam", lr=0.01, betas=(0.9, 0.999),
                        s0=None, average=0.5, epoch_size=None, rng=None, callback=None,
-                       progress=False, backend="auto"):
+                       progress=False, diagnose=True, backend="auto"):
     r"""Minimize :math:`\theta \mapsto \log \mathbb{E}_\mu e^{\varphi_\theta(X)}` with minibatches.
 
     Runs SGD or Adam jointly on :math:`(\theta, s)` for the Safe-KL objective
@@ -408,12 +360,16 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
         ``phi(x, batch) -> (values, jac)`` with shapes ``(B,)`` and ``(B, p)``: the exponents
         of the batch's terms and their gradients in ``x``.
     x0 : array, shape (p,)
-        Start.
-    data : array, tuple of arrays, or callable
-        Terms to draw minibatches from (rows of an array, or rows of several arrays with a
-        common first axis, passed to ``phi`` as a tuple), drawn without replacement and
-        reshuffled every epoch; or ``sampler(rng, batch_size) -> batch`` for an infinite
-        population (``rng`` is a ``numpy.random.Generator``).
+        Start (finite; float32 stays float32, float16 is promoted to float32).
+    data : array, list, tuple of arrays, dask collection, or callable
+        Terms to draw minibatches from (rows of an array or list, or rows of several arrays
+        with a common first axis, passed to ``phi`` as a tuple), drawn without replacement
+        and reshuffled every epoch; or a dask array / dataframe (or a tuple of them with
+        the same partitions), read partition by partition so that the data never has to
+        fit in memory (partition order shuffled per epoch from ``rng``, rows shuffled
+        within each partition; ``phi`` receives numpy arrays -- a dataframe partition
+        through ``to_numpy()``; see Notes); or ``sampler(rng, batch_size) -> batch`` for
+        an infinite population (``rng`` is a ``numpy.random.Generator``).
     rho : float or callable, optional
         Cap parameter in (0, 1), or a schedule ``rho(k)`` of the iteration ``k``.
     batch_size : int, optional
@@ -445,6 +401,11 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
         ``StopIteration`` to stop.
     progress : bool, optional
         Show a progress bar on stderr.
+    diagnose : bool, optional
+        After the run, evaluate ``phi`` once on every term at the returned ``x`` (for a
+        sampler: on ``epoch_size`` fresh draws, skipped without ``epoch_size``) and report
+        ``diagnostics`` (see Returns); a Safe-KL run whose surrogate is unreliable there
+        ends with ``success=False``.
     backend : {"auto", "numpy", "numba", "cupy"}, optional
         Kernel for the per-batch weights and gradient (Numba on numpy input by default).
         With ``"cupy"``, ``x0`` and ``data`` are moved to the GPU and ``phi`` receives cupy
@@ -455,15 +416,55 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
     OptimizeResult
         ``x``, ``s`` (shift, approximately the log-mean-exp at ``x``), ``fun`` (mean of
         the minibatch estimates over the last epoch: the surrogate for Safe-KL, the biased
-        minibatch log-mean-exp for ``"naive"``), ``nit``, ``nfev`` (terms evaluated),
-        ``x_last``, ``history`` (dict of lists ``nit``, ``epoch``, ``fun``, ``s``, ``rho``
-        recorded about 100 times), ``success``, ``status``, ``message``.
+        minibatch log-mean-exp for ``"naive"``), ``nit``, ``nfev`` (terms evaluated
+        by the steps; the diagnostic pass adds ``diagnostics["n_terms"]``), ``x_last``,
+        ``history`` (dict of lists ``nit``, ``epoch``, ``fun``, ``s``, ``rho`` recorded
+        about 100 times), ``diagnostics``
+        (``None`` without the pass, else a dict: ``lme`` the exact log-mean-exp :math:`F`
+        at ``x``, ``surrogate`` :math:`F_\rho`, ``gap`` :math:`F - F_\rho`, ``kappa``
+        :math:`\mathbb{E}e^{2\varphi}/(\mathbb{E}e^\varphi)^2`, ``rho_kappa``,
+        ``capped_mass`` -- the Gibbs mass of the terms whose density ratio
+        :math:`e^{\varphi_i - F}` exceeds the cap :math:`1/\rho` -- and ``n_terms``),
+        ``success``, ``status`` and ``message``, under the shared contract
+        (:class:`solvers._lib.results.Status`): ``MAXITER`` (1) when every step ran --
+        ``success=True``, unless the diagnostic pass finds the Safe-KL surrogate
+        unreliable at ``x`` (:math:`\rho\kappa \ge 1`, see Notes: ``success=False`` and a
+        message saying why); ``NONFINITE`` (4) when ``phi`` returned a non-finite value or
+        gradient (the returned ``x`` is the last iterate checked finite); ``CALLBACK``
+        (99) when the callback stopped the run. Both of these have ``success=False``.
 
     Raises
     ------
     ValueError
-        Bad ``rho``, ``batch_size`` larger than the data, or neither ``epochs`` nor
-        ``maxiter`` given for a sampler.
+        Bad ``rho``, ``batch_size`` larger than the data, arrays in ``data`` with different
+        numbers of rows, or neither ``epochs`` nor ``maxiter`` given for a sampler.
+    TypeError
+        ``phi`` not callable, or ``data`` of an unsupported type (a ragged list, say).
+
+    Notes
+    -----
+    *Reliability.* The bias bound :math:`F + \rho/2 + \log(1 - \rho\kappa) \le F_\rho
+    \le F` needs :math:`\rho\kappa < 1`. With heavy-tailed exponents (a few terms
+    dominating the sum) :math:`\kappa` approaches the number of terms, the capped weights
+    cannot follow, and the minimiser of the surrogate can be far from that of :math:`F`;
+    the diagnostic pass detects this at the returned ``x`` and reports ``success=False``
+    instead of a silent wrong answer.
+
+    *Synchronisation.* The loop never copies to the host, except every 16 steps to check
+    for non-finite values (and whatever ``callback`` / ``progress`` ask for); ``x``,
+    ``s`` and the estimates stay on the device.
+
+    *Partitioned data.* At the start of an epoch the partition order is
+    ``rng.permutation(P)`` (not drawn when ``P == 1``); each partition, when read, gets its
+    row order ``rng.permutation(n_j)``; batches are consecutive slices of that stream and
+    an epoch's last ``n % batch_size`` rows are dropped, as in memory. So a dask collection
+    with one partition gives exactly the in-memory result with the same ``rng``, and the
+    result never depends on the scheduler or the number of workers. At most two
+    partitions are in memory at once, and the diagnostic pass streams exact (max, sum)
+    partials instead of keeping a value per term, so on partitioned data it reports
+    ``lme``, ``kappa`` and ``rho_kappa`` (the reliability check) and leaves
+    ``surrogate``, ``gap`` and ``capped_mass`` as None. In memory, the pass keeps one
+    float per term.
 
     Examples
     --------
@@ -484,136 +485,125 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
     .. [1] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
        optimization of LogSumExp", arXiv:2509.24894, 2025.
     """
+    cfg, x, s, source = _configure(
+        phi, x0, data, rho=rho, batch_size=batch_size, epochs=epochs, maxiter=maxiter,
+        estimator=estimator, optimizer=optimizer, lr=lr, betas=betas, s0=s0,
+        average=average, epoch_size=epoch_size, rng=rng, callback=callback,
+        diagnose=diagnose, backend=backend)
+    with Progress(cfg.maxiter, desc=f"minimize_logsumexp[{cfg.estimator}]",
+                  enabled=progress) as bar:
+        return _solver.run(cfg, x, s, source, bar)
+
+
+def _configure(phi, x0, data, *, rho, batch_size, epochs, maxiter, estimator, optimizer,
+               lr, betas, s0, average, epoch_size, rng, callback, diagnose, backend):
+    """Validate the options of :func:`minimize_logsumexp`: ``(cfg, x, s, source)``."""
     if not callable(phi):
         raise TypeError("phi must be callable: phi(x, batch) -> (values, jac)")
-    estimator = check_choice(estimator, ("safe-kl", "naive"), "estimator")
-    optimizer = check_choice(optimizer, ("adam", "sgd"), "optimizer")
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    cfg = _Config(phi=phi, callback=callback)
+    cfg.estimator = check_choice(estimator, ("safe-kl", "naive"), "estimator")
+    cfg.optimizer = check_choice(optimizer, ("adam", "sgd"), "optimizer")
+    cfg.batch_size = check_int(batch_size, "batch_size", minimum=1)
+    cfg.rho, cfg.check_rho = rho, _check_rho
     if not callable(rho):
         _check_rho(rho)
-    if not callable(lr):
-        check_positive(lr, "lr")
+    cfg.lr = lr if callable(lr) else check_positive(lr, "lr")
+    cfg.betas = _check_betas(betas)
+    _check_average(average)
+    cfg.diagnose = _check_diagnose(diagnose)
+    data, is_tuple, xp = _check_data(data, x0, cfg.batch_size)
+    cfg.be = be = resolve_backend(backend, xp)
+    xpc = be.xp
+    x = _no_half(as_float_array(be.to_device(x0), xpc, "x0", ndim=1), xpc)
+    check_finite(x, xpc, "x0")
+    draws = Draws(rng, xpc)
+    if not callable(data) and not is_partitioned(data):
+        data = tuple(be.to_device(d) for d in data) if is_tuple else be.to_device(data)
+    source = make_source(data, be, draws, is_tuple)
+    n = source.n
+    if n == 0:
+        raise ValueError("data must hold at least one term (row), got none")
+    if n is not None and cfg.batch_size > n:
+        raise ValueError(f"batch_size={cfg.batch_size} is larger than the data ({n} terms)")
+    if epoch_size is not None:
+        epoch_size = check_int(epoch_size, "epoch_size", minimum=1)
+    cfg.maxiter = _steps(maxiter, epochs, n, epoch_size, cfg.batch_size)
+    cfg.epoch_terms = n if n is not None else (epoch_size or cfg.batch_size)
+    cfg.diag_size = epoch_size
+    cfg.avg_start = None if average is None else int(average * cfg.maxiter)
+    cfg.record_every = max(1, cfg.maxiter // 100)
+    steps_per_epoch = cfg.epoch_terms // cfg.batch_size if (n or epoch_size) else None
+    cfg.window = max(1, steps_per_epoch or cfg.record_every)
+    s = None if s0 is None else xpc.asarray(float(s0), dtype=x.dtype)
+    return cfg, x, s, source
+
+
+def _no_half(x, xp):
+    """float16 is promoted to float32 (the Numba kernels and the accuracy need it)."""
+    half = getattr(xp, "float16", None)  # not every namespace has it
+    return xp.astype(x, xp.float32) if half is not None and x.dtype == half else x
+
+
+class _Config:
+    """The validated options of one run (read by :mod:`._safe_kl_solver`)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _check_betas(betas):
+    try:
+        b1, b2 = (float(b) for b in betas)
+    except (TypeError, ValueError):
+        raise TypeError(f"betas must be a pair of floats, got {betas!r}") from None
+    if not (0 <= b1 < 1 and 0 <= b2 < 1):
+        raise ValueError(f"betas must lie in [0, 1), got {betas!r}")
+    return b1, b2
+
+
+def _check_average(average):
     if average is not None:
         if isinstance(average, bool) or not isinstance(average, numbers.Real) \
                 or not 0 <= average < 1:
             raise ValueError(f"average must be None or a fraction in [0, 1), got {average!r}")
-    sampler = callable(data)
-    if sampler:
-        xp = array_namespace(x0)
-        n = None
-    else:
-        arrays = data if isinstance(data, tuple) else (data,)
-        xp = array_namespace(x0, *arrays)
-        n = arrays[0].shape[0]
-        if any(d.shape[0] != n for d in arrays):
-            raise ValueError("arrays in data must share their first dimension")
-        if batch_size > n:
-            raise ValueError(f"batch_size={batch_size} is larger than the data ({n} terms)")
-    be = resolve_backend(backend, xp)
-    xpc = be.xp
-    x = as_float_array(be.to_device(x0), xpc, "x0", ndim=1)
-    dtype = x.dtype
-    if not sampler:
-        data = tuple(be.to_device(d) for d in arrays) if isinstance(data, tuple) \
-            else be.to_device(data)
-    if sampler:
-        steps_per_epoch = (check_int(epoch_size, "epoch_size", minimum=1) // batch_size
-                           if epoch_size is not None else None)
-    else:
-        steps_per_epoch = n // batch_size
-    if maxiter is None:
-        if epochs is None:
-            raise ValueError("give epochs or maxiter")
-        if steps_per_epoch is None:
-            raise ValueError("with a sampler, give maxiter, or epochs and epoch_size")
-        maxiter = max(1, int(round(check_positive(epochs, "epochs") * steps_per_epoch)))
-    maxiter = check_int(maxiter, "maxiter", minimum=1)
-    draws = Draws(rng, xpc)
-    host_rng = draws.rng
-    avg_start = None if average is None else int(average * maxiter)
-    record_every = max(1, maxiter // 100)
 
-    s = None if s0 is None else xpc.asarray(float(s0), dtype=dtype)
-    adam = None
-    x_avg, n_avg = None, 0
-    history = {"nit": [], "epoch": [], "fun": [], "s": [], "rho": []}
-    recent = []
-    window = steps_per_epoch or record_every
-    status, message = 0, "maximum number of iterations reached"
-    perm, pos = None, 0
-    k = 0
-    with Progress(maxiter, desc=f"minimize_logsumexp[{estimator}]", enabled=progress) as bar:
-        for k in range(maxiter):
-            rho_k = _schedule(rho, "rho", k)
-            if callable(rho):
-                _check_rho(rho_k)
-            lr_k = _schedule(lr, "lr", k)
-            if sampler:
-                batch = data(host_rng, batch_size)
-            else:
-                if perm is None or pos + batch_size > n:
-                    perm, pos = draws.permutation(n), 0
-                batch = _take(data, perm[pos:pos + batch_size], xpc)
-                pos += batch_size
-            values, jac = phi(x, batch)
-            values = xpc.reshape(xpc.asarray(values, dtype=dtype), (-1,))
-            jac = xpc.asarray(jac, dtype=dtype)
-            if jac.ndim != 2 or jac.shape[0] != values.shape[0] or jac.shape[1] != x.shape[0]:
-                raise ValueError(f"phi must return values of shape (B,) and jac of shape "
-                                 f"(B, {x.shape[0]}); got {tuple(values.shape)} and "
-                                 f"{tuple(jac.shape)}")
-            if not bool(xpc.all(xpc.isfinite(values))) or not bool(xpc.all(xpc.isfinite(jac))):
-                status, message = 2, f"phi returned non-finite values or gradients at step {k}"
-                break
-            if s is None and estimator == "safe-kl":
-                lme = logsumexp(values, backend="numpy" if be.name == "numba" else "auto")
-                s = xpc.asarray(float(lme) - math.log(values.shape[0]) + math.log1p(-rho_k),
-                                dtype=dtype)
-            gx, gs, fun_k, _ = _estimator_step(values, jac, s, rho_k, estimator, be, xpc)
-            if estimator == "safe-kl":
-                gs = xpc.asarray(gs, dtype=dtype)
-                params, grads = [x, s], [gx, gs]
-            else:
-                params, grads = [x], [gx]
-            if optimizer == "adam":
-                if adam is None:
-                    adam = _Adam(params, betas, 1e-8)
-                params = adam.step(params, grads, lr_k, xpc)
-            else:
-                params = [p - lr_k * g for p, g in zip(params, grads)]
-            x = params[0]
-            if estimator == "safe-kl":
-                s = params[1]
-            if avg_start is not None and k >= avg_start:
-                n_avg += 1
-                x_avg = x if x_avg is None else x_avg + (x - x_avg) / n_avg
-            recent.append(fun_k)
-            if len(recent) > window:
-                recent.pop(0)
-            nit = k + 1
-            epoch = nit * batch_size / (n if n is not None else (epoch_size or batch_size))
-            x_ret = x_avg if x_avg is not None else x
-            if nit % record_every == 0 or nit == maxiter:
-                history["nit"].append(nit)
-                history["epoch"].append(epoch)
-                history["fun"].append(sum(recent) / len(recent))
-                history["s"].append(float(s) if s is not None else float("nan"))
-                history["rho"].append(rho_k)
-            bar.update(1, fun=fun_k)
-            if call_callback(callback, x=be.to_input(x_ret), x_last=be.to_input(x),
-                             s=None if s is None else float(s), nit=nit,
-                             nfev=nit * batch_size, epoch=epoch, fun=fun_k):
-                status, message = STOPPED_BY_CALLBACK
-                break
-    nit = k + 1 if status != 2 else k
-    x_ret = x_avg if x_avg is not None else x
-    return OptimizeResult(
-        x=be.to_input(x_ret), x_last=be.to_input(x),
-        s=None if s is None else float(s),
-        fun=sum(recent) / len(recent) if recent else float("nan"),
-        nit=nit, nfev=nit * batch_size, success=status in (0, STOPPED_BY_CALLBACK[0]),
-        status=status, message=message, history=history, estimator=estimator,
-        rho=_schedule(rho, "rho", max(nit - 1, 0)))
+
+def _check_diagnose(diagnose):
+    if not isinstance(diagnose, (bool, np.bool_)):
+        raise TypeError(f"diagnose must be True or False, got {diagnose!r}")
+    return bool(diagnose)
+
+
+def _check_data(data, x0, batch_size):
+    """``(data, is_tuple, xp)``: lists made arrays, shapes checked, namespace found."""
+    if callable(data):
+        return data, False, array_namespace(x0)
+    is_tuple = isinstance(data, tuple)
+    items = tuple(as_rows(d) for d in data) if is_tuple else (as_rows(data),)
+    if not items:
+        raise ValueError("data must not be an empty tuple")
+    if is_partitioned(items):
+        metas = [getattr(d, "_meta", None) for d in items]
+        metas = [m for m in metas if hasattr(m, "__array_namespace__")]
+        return (items if is_tuple else items[0]), is_tuple, array_namespace(x0, *metas)
+    for d in items:
+        if not hasattr(d, "shape"):
+            raise TypeError(f"data must be an array, a tuple of arrays, a list, a dask "
+                            f"collection or a sampler callable, got {type(d).__name__}")
+    xp = array_namespace(x0, *items)
+    check_rows(items)
+    return (items if is_tuple else items[0]), is_tuple, xp
+
+
+def _steps(maxiter, epochs, n, epoch_size, batch_size):
+    if maxiter is not None:
+        return check_int(maxiter, "maxiter", minimum=1)
+    if epochs is None:
+        raise ValueError("give epochs or maxiter")
+    terms = n if n is not None else epoch_size
+    if terms is None:
+        raise ValueError("with a sampler, give maxiter, or epochs and epoch_size")
+    return max(1, int(round(check_positive(epochs, "epochs") * (terms // batch_size))))
 
 
 def _register():

@@ -1,14 +1,16 @@
 """CuPy path of the annealer: one GPU thread per read (imported lazily, only on a GPU).
 
 The kernel is the Numba kernel transcribed: sequential sweeps over the bits, Metropolis
-acceptance, the same xorshift64* stream per read (so a read sees the same random numbers as
-on the CPU), then optional steepest descent. ``X`` and ``H`` are stored transposed,
-``(n, n_reads)``, so the threads of a warp touch consecutive addresses when they update the
-same bit of their fields.
+acceptance, the same counter-based stream per read (:mod:`solvers._lib._prng`, so a read
+sees the same random numbers as on the CPU), then optional steepest descent. ``X`` and
+``H`` are stored transposed, ``(n, n_reads)``, so the threads of a warp touch consecutive
+addresses when they update the same bit of their fields.
 """
 import numpy as np
 
-SOURCE = r"""
+from solvers._lib._prng import CUDA_SOURCE as _PRNG_SOURCE
+
+SOURCE = _PRNG_SOURCE + r"""
 extern "C" __global__ void anneal_dense(const double* W, const int n, const double* betas,
                                         const int n_betas, signed char* X, double* H,
                                         unsigned long long* states, const int n_reads,
@@ -25,12 +27,7 @@ extern "C" __global__ void anneal_dense(const double* W, const int n, const doub
             const double d = (xi == 0) ? hi : -hi;
             bool accept = d <= 0.0;
             if (!accept && beta * d < 40.0) {
-                s ^= s >> 12;
-                s ^= s << 25;
-                s ^= s >> 27;
-                const double u = (double)((s * 2685821657736338717ULL) >> 11)
-                                 * (1.0 / 9007199254740992.0);
-                accept = u < exp(-beta * d);
+                accept = prng_next_uniform(&s) < exp(-beta * d);
             }
             if (accept) {
                 const double sign = (xi == 0) ? 1.0 : -1.0;
@@ -73,38 +70,56 @@ def _kernel():
     return _KERNEL
 
 
-def _chunks(total, progress):
-    if not progress:
-        return [(0, total)]
-    step = max(1, total // 50)
-    return [(s, min(s + step, total)) for s in range(0, total, step)]
+class CupyChains:
+    """The reads of one annealing run on the GPU (same interface as ``NumbaChains``).
 
+    ``W`` is dense (a sparse ``Q`` is densified); the fields are float64. Arrays stay on
+    the device; ``current`` / ``finish`` return cupy arrays.
+    """
 
-def run_cupy(be, a, W, c0, betas, X0, seeds, polish, progress):
-    """Anneal on the GPU; returns (samples (n_reads, n) int8, energies) in ``be.xp``."""
-    import cupy
+    def __init__(self, a, W, c0, X0, base, first=0, single=False, xp=None):
+        import cupy
+        import scipy.sparse as sps
 
-    from solvers._lib import Progress
+        from ._anneal_numba import start_states
 
-    kernel = _kernel()
-    Wd = cupy.ascontiguousarray(cupy.asarray(W, dtype=cupy.float64))
-    ad = cupy.asarray(a, dtype=cupy.float64)
-    n_reads, n = X0.shape
-    Xt = cupy.ascontiguousarray(cupy.asarray(X0.T, dtype=cupy.int8))
-    Ht = cupy.ascontiguousarray(ad[:, None] + Wd @ Xt.astype(cupy.float64))
-    states = cupy.asarray(np.asarray(seeds, dtype=np.uint64))
-    grid = ((n_reads + THREADS - 1) // THREADS,)
-    pieces = _chunks(betas.shape[0], progress)
-    with Progress(betas.shape[0], "anneal", enabled=progress) as bar:
-        for k, (lo, hi) in enumerate(pieces):
-            last = bool(polish) and k == len(pieces) - 1
-            b = cupy.asarray(np.ascontiguousarray(betas[lo:hi], dtype=np.float64))
-            kernel(grid, (THREADS,), (Wd, np.int32(n), b, np.int32(hi - lo), Xt, Ht, states,
-                                       np.int32(n_reads), np.int32(last)))
-            bar.update(hi - lo)
-    X = cupy.ascontiguousarray(Xt.T)
-    Xf = X.astype(cupy.float64)
-    energies = c0 + Xf @ ad + 0.5 * cupy.sum(Xf * (Xf @ Wd), axis=1)
-    if be.moves_data:
-        return cupy.asnumpy(X), cupy.asnumpy(energies)
-    return X, energies
+        W = W.toarray() if sps.issparse(W) else W
+        self.W = cupy.ascontiguousarray(cupy.asarray(W, dtype=cupy.float64))
+        self.a = cupy.asarray(a, dtype=cupy.float64)
+        self.c0 = float(c0)
+        self.n_reads, self.n = X0.shape
+        self.Xt = cupy.ascontiguousarray(cupy.asarray(np.ascontiguousarray(X0.T),
+                                                      dtype=cupy.int8))
+        self.Ht = cupy.ascontiguousarray(self.a[:, None]
+                                         + self.W @ self.Xt.astype(cupy.float64))
+        self.states = cupy.asarray(start_states(np.uint64(base), np.int64(first),
+                                                self.n_reads))
+
+    def _launch(self, betas, polish):
+        import cupy
+
+        b = cupy.asarray(np.ascontiguousarray(betas, dtype=np.float64))
+        grid = ((self.n_reads + THREADS - 1) // THREADS,)
+        _kernel()(grid, (THREADS,), (self.W, np.int32(self.n), b, np.int32(b.shape[0]),
+                                      self.Xt, self.Ht, self.states, np.int32(self.n_reads),
+                                      np.int32(polish)))
+
+    def sweep(self, betas):
+        self._launch(betas, False)
+
+    def descend(self):
+        self._launch(np.empty(0), True)
+
+    def current(self):
+        import cupy
+
+        X = cupy.ascontiguousarray(self.Xt.T)
+        Xf = X.astype(cupy.float64)
+        return X, self.c0 + 0.5 * cupy.sum(Xf * (self.a + self.Ht.T), axis=1)
+
+    def finish(self):
+        import cupy
+
+        X = cupy.ascontiguousarray(self.Xt.T)
+        Xf = X.astype(cupy.float64)
+        return X, self.c0 + Xf @ self.a + 0.5 * cupy.sum(Xf * (Xf @ self.W), axis=1)

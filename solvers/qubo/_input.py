@@ -19,9 +19,30 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sps
 
-from solvers._lib import array_namespace, as_float_array, check_finite, check_choice
+from solvers._lib import array_namespace, as_float_array, check_finite
 
 VARTYPES = ("binary", "spin")
+_VARTYPE_SETS = {frozenset((0, 1)): "binary", frozenset((-1, 1)): "spin"}
+
+
+def check_vartype(vartype):
+    """Normalize a vartype: ``"binary"``/``"spin"`` in any case (dimod's ``"BINARY"``,
+    ``"SPIN"``), a dimod ``Vartype`` member, or the value sets ``{0, 1}`` / ``{-1, +1}``.
+
+    Raises ``ValueError`` naming ``vartype`` for anything else.
+    """
+    name = getattr(vartype, "name", vartype)  # dimod.Vartype.SPIN -> "SPIN"
+    if isinstance(name, str) and name.lower() in VARTYPES:
+        return name.lower()
+    if isinstance(vartype, (set, frozenset)):
+        try:
+            found = _VARTYPE_SETS.get(frozenset(vartype))
+        except TypeError:
+            found = None
+        if found is not None:
+            return found
+    raise ValueError(f"vartype must be 'binary' or 'spin' (dimod's 'BINARY' / 'SPIN' and "
+                     f"the sets {{0, 1}} / {{-1, 1}} also work), got {vartype!r}")
 
 
 class Qubo(NamedTuple):
@@ -56,8 +77,7 @@ def is_bqm(obj):
 
 
 def _vartype_name(vt):
-    name = getattr(vt, "name", str(vt)).lower()
-    return "spin" if "spin" in name else "binary"
+    return check_vartype(vt)
 
 
 def _from_bqm(bqm):
@@ -110,7 +130,7 @@ def parse_qubo(Q, c=None, offset=0.0, vartype="binary", *, allow_stack=True):
     TypeError
         A BinaryQuadraticModel together with ``c``, or an unsupported type.
     """
-    check_choice(vartype, VARTYPES, "vartype")
+    vartype = check_vartype(vartype)
     variables = None
     if is_bqm(Q):
         if c is not None:

@@ -8,22 +8,27 @@ with one row of ``W`` (``O(n)`` dense, ``O(deg i)`` sparse). Sweeps visit the bi
 order and accept a move with the Metropolis probability ``min(1, exp(-beta * delta))``;
 ``beta`` follows a schedule from hot to cold, one value per sweep.
 
-Backends: ``"numba"`` (default for numpy input) runs the reads in parallel with
-``prange``, each read with its own random stream (results do not depend on the number of
-threads); ``"cupy"`` runs one GPU thread per read; the generic code (``"numpy"`` and any
-other Array API namespace) updates all reads at once, bit by bit, and draws its uniforms on
-the host, so it is identical on every namespace.
+Backends (through the kernel table :mod:`solvers.qubo._anneal_kernels`): ``"numba"``
+(default for numpy input) runs the reads in parallel with ``prange``; ``"cupy"`` runs one
+GPU thread per read; the generic code (``"numpy"`` and any other Array API namespace)
+updates all reads at once, bit by bit, and draws its uniforms on the host, so it is
+identical on every namespace. On Numba and CuPy read ``r`` draws from stream ``r`` of the
+library's counter-based generator seeded once from ``rng``, so a result depends neither on
+the number of threads nor on how the reads are split over ``workers``.
 """
 import math
+import os
 
 import numpy as np
 import scipy.sparse as sps
 
 from solvers._lib import (
-    Draws, OptimizeResult, Progress, check_choice, check_int, check_positive, check_rng,
-    is_numpy_namespace, resolve_backend,
+    Progress, Status, call_callback, check_choice, check_int, check_positive, check_rng,
+    make_result, resolve_backend, to_host,
 )
+from ._anneal_kernels import make_chains, parallel_reads_ok
 from ._input import parse_qubo, to_binary
+from ._workers import check_workers, collect
 
 __all__ = ["minimize_qubo", "default_beta_range"]
 
@@ -112,26 +117,18 @@ def _beta_range_from_parts(qb, a, W):
         coefs = np.concatenate([np.abs(a), absW.data])
     else:
         xp = qb.xp
-        rows = np.asarray(_host(xp, xp.sum(xp.abs(W), axis=-1)))
-        a = np.asarray(_host(xp, a))
+        rows = to_host(xp.sum(xp.abs(W), axis=-1))
+        a = to_host(a)
         size = W.shape[0] * W.shape[1]
         step = size // 4_000_000 + 1  # beyond n = 2000 a regular subsample is plenty
         flat = xp.reshape(W, (size,))[::step]
-        coefs = np.concatenate([np.abs(a), np.abs(np.asarray(_host(xp, flat)))])
+        coefs = np.concatenate([np.abs(a), np.abs(to_host(flat))])
     dmax = float(np.max(np.abs(a) + rows)) if a.size else 0.0
     coefs = coefs[coefs > 0]
     if dmax <= 0 or coefs.size == 0:
         return 1.0, 1.0
     dmin = float(np.percentile(coefs, 1.0))
     return math.log(2.0) / dmax, math.log(100.0) / dmin
-
-
-def _host(xp, x):
-    if is_numpy_namespace(xp):
-        return x
-    if hasattr(x, "get"):
-        return x.get()
-    return np.asarray(x.tolist()) if hasattr(x, "tolist") else np.asarray(x)
 
 
 def _schedule(beta_range, n_sweeps, kind):
@@ -145,7 +142,11 @@ def _schedule(beta_range, n_sweeps, kind):
 
 def _check_betas(beta_schedule, beta_range, n_sweeps, default):
     if beta_schedule is not None and not isinstance(beta_schedule, str):
-        betas = np.asarray(beta_schedule, dtype=np.float64)
+        try:
+            betas = np.asarray(beta_schedule, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError("beta_schedule must be 'geometric', 'linear' or a sequence of "
+                            f"real inverse temperatures: {exc}") from None
         if betas.ndim != 1 or betas.size == 0:
             raise ValueError("beta_schedule must be 'geometric', 'linear' or a 1-D sequence "
                              f"of inverse temperatures, got shape {betas.shape}")
@@ -164,9 +165,9 @@ def _check_betas(beta_schedule, beta_range, n_sweeps, default):
 
 
 def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n_reads=16,
-                  n_sweeps=1000, beta_range=None, beta_schedule="geometric", x0=None,
-                  polish=True, coupling_dtype=None, rng=None, backend="auto",
-                  progress=False):
+                  maxiter=None, n_sweeps=None, beta_range=None, beta_schedule="geometric",
+                  x0=None, polish=True, coupling_dtype=None, rng=None, backend="auto",
+                  workers=1, callback=None, progress=False):
     r"""Minimize ``f(x) = x^T Q x + c^T x + offset`` over binary or spin vectors.
 
     Simulated annealing with ``O(1)`` energy deltas and ``O(n)`` (dense) or ``O(deg)``
@@ -184,12 +185,15 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
     method : {"anneal"}
         Only simulated annealing for now.
     vartype : {"binary", "spin"}
-        Variables in ``{0, 1}`` or ``{-1, +1}``.
+        Variables in ``{0, 1}`` or ``{-1, +1}``; dimod's ``"BINARY"`` / ``"SPIN"``, its
+        ``Vartype`` members and the sets ``{0, 1}`` / ``{-1, 1}`` are accepted too.
     n_reads : int
         Independent annealing runs (run in parallel).
-    n_sweeps : int
-        Sweeps per read (one sweep proposes a flip of every variable once, in order).
-        Ignored when ``beta_schedule`` is an explicit sequence.
+    maxiter : int, optional
+        Sweeps per read (one sweep proposes a flip of every variable once, in order);
+        default 1000. Ignored when ``beta_schedule`` is an explicit sequence.
+    n_sweeps : int, optional
+        The same as ``maxiter`` (the annealing name); give one, or both equal.
     beta_range : (float, float), optional
         ``(beta_hot, beta_cold)``; default from :func:`default_beta_range`.
     beta_schedule : {"geometric", "linear"} or array_like
@@ -209,16 +213,29 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
         Seeds the initial states and the per-read random streams.
     backend : {"auto", "numpy", "numba", "cupy"}
         ``"auto"``: Numba for numpy input, CuPy for cupy input, generic code otherwise.
+    workers : int or map-like callable
+        ``1`` runs in this process. An int ``k > 1`` (or ``-1``: all cores) splits the reads
+        into ``k`` pieces run by a pool of processes (started with the ``spawn`` method:
+        guard scripts with ``if __name__ == "__main__":``); a callable such as
+        ``Pool.map`` or dask's ``Client.map`` is called as ``workers(func, pieces)`` with
+        one piece per read. The result is identical for every choice. Numba backend only.
+    callback : callable, optional
+        ``callback(intermediate_result)`` after every sweep, with ``x`` (the best current
+        sample, an array of the input's namespace), ``fun`` (its energy, from the
+        incremental fields), ``energies`` and ``nit``; raising ``StopIteration`` ends the
+        run (``success=False``, ``status=99``) with the current samples, unpolished.
+        Needs ``workers=1``.
     progress : bool
-        Show a progress bar on stderr.
+        Show a progress bar on stderr (``workers=1`` only).
 
     Returns
     -------
     OptimizeResult
         ``x`` (best sample, int8), ``fun`` (its energy), ``samples`` (``(n_reads, n)``
         int8), ``energies`` (``(n_reads,)``), ``nfev`` (flip proposals), ``nit``
-        (sweeps), ``beta_range``, ``success``, ``status``, ``message`` and ``variables``
-        (labels, for dict or BinaryQuadraticModel input).
+        (sweeps), ``beta_range``, ``success``, ``status`` (1: the schedule ran to its end,
+        a success; 99: stopped by the callback), ``message`` and ``variables`` (labels,
+        for dict or BinaryQuadraticModel input).
 
     Raises
     ------
@@ -226,12 +243,19 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
         Bad ``Q`` (non-square, stacked, NaN or inf), ``c`` or ``offset`` of the wrong shape;
         an unknown ``method``, ``vartype``, ``coupling_dtype``, ``backend`` or
         ``beta_schedule`` name; a ``beta_schedule`` sequence that is not 1-d, empty or
-        negative; a ``beta_range`` that is not two positive finite numbers; ``n_reads``
-        or ``n_sweeps`` < 1; ``x0`` of the wrong shape or with entries outside the
-        vartype's values; or ``backend="cupy"`` without a usable GPU.
+        negative; a ``beta_range`` that is not two positive finite numbers; ``n_reads``,
+        ``maxiter`` or ``n_sweeps`` < 1, or ``maxiter != n_sweeps``; ``x0`` of the wrong
+        shape or with entries outside the vartype's values; ``workers`` 0 or below -1,
+        ``workers`` with a callback or a non-Numba backend; or ``backend="cupy"`` without
+        a usable GPU.
     TypeError
-        ``n_reads``, ``n_sweeps`` not integers, an invalid ``rng``, a dict key that is not
-        a pair ``(i, j)``, or ``c`` given with a BinaryQuadraticModel.
+        ``n_reads``, ``maxiter``, ``n_sweeps`` or ``workers`` of the wrong type, a
+        ``beta_schedule`` sequence that is not numeric, a ``callback`` that is not
+        callable, an invalid ``rng``, a dict key that is not a pair ``(i, j)``, or ``c``
+        given with a BinaryQuadraticModel.
+    RuntimeError
+        A worker process died (e.g. ``workers=k`` in a script without a ``__main__``
+        guard).
 
     Notes
     -----
@@ -251,7 +275,7 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
     >>> import numpy as np
     >>> from solvers import minimize_qubo
     >>> Q = np.array([[-1.0, 2.0, 0.0], [0.0, -1.0, 2.0], [0.0, 0.0, -1.0]])
-    >>> res = minimize_qubo(Q, n_reads=4, n_sweeps=50, rng=0)
+    >>> res = minimize_qubo(Q, n_reads=4, maxiter=50, rng=0)
     >>> res.x.tolist(), res.fun
     ([1, 0, 1], -2.0)
     """
@@ -259,162 +283,160 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
     if coupling_dtype is not None:
         check_choice(coupling_dtype, ("float32", "float64"), "coupling_dtype")
     n_reads = check_int(n_reads, "n_reads", minimum=1)
-    n_sweeps = check_int(n_sweeps, "n_sweeps", minimum=1)
+    n_sweeps = _check_sweeps(maxiter, n_sweeps)
     q = parse_qubo(Q, c, offset, vartype, allow_stack=False)
     qb = to_binary(q)
-    xp = q.xp
-    be = resolve_backend(backend, xp)
+    be = resolve_backend(backend, q.xp)
     a, W, c0 = _binary_parts(qb)
-    n = qb.n
     betas = _check_betas(beta_schedule, beta_range, n_sweeps,
                          lambda: _beta_range_from_parts(qb, a, W))
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable or None, got {type(callback).__name__}")
+    pmap = check_workers(workers)
+    if pmap is not None and (callback is not None or not parallel_reads_ok(be)):
+        raise ValueError("workers needs callback=None and the Numba backend (numpy input); "
+                         f"got callback={callback!r}, backend {be.name!r}")
     gen = check_rng(rng)
-    X0 = _initial_states(x0, n_reads, n, q.vartype, gen)
-    seeds = gen.integers(1, 2**63, size=n_reads, dtype=np.uint64)
-
-    if be.name == "numba":
-        single = (n >= 256) if coupling_dtype is None else coupling_dtype == "float32"
-        X, energies = _run_numba(a, W, c0, betas, X0, seeds, polish, progress, single)
-    elif be.name == "cupy":
-        from ._anneal_cupy import run_cupy
-
-        Wd = W.toarray() if sps.issparse(W) else W
-        X, energies = run_cupy(be, a, Wd, c0, betas, X0, seeds, polish, progress)
+    X0 = _initial_states(x0, n_reads, qb.n, q.vartype, gen)
+    base = int(gen.integers(0, 2**63))  # seeds read r's stream r (see _lib._prng)
+    single = (qb.n >= 256) if coupling_dtype is None else coupling_dtype == "float32"
+    run = _Run(be, a, W, c0, betas, bool(polish), single)
+    out = _Output(be, q)
+    if pmap is None:
+        X, energies, status, nit = run.serial(X0, base, callback, progress, out)
     else:
-        Wd = W.toarray() if sps.issparse(W) else W
-        X, energies = _run_generic(be.xp, a, Wd, c0, betas, X0, gen, polish, progress)
+        X, energies = run.pieces(pmap, X0, base, n_pieces=_n_pieces(workers, n_reads))
+        status, nit = Status.MAXITER, betas.shape[0]
+    return out.result(X, energies, status, nit, n_reads, betas)
 
-    out_xp = be.input_xp if not q.sparse else np
-    best = int(np.argmin(_host(out_xp, energies)))
-    if q.vartype == "spin":
-        X = 2 * X - 1
-    res = OptimizeResult(
-        x=X[best, ...], fun=float(energies[best]), samples=X, energies=energies,
-        nfev=int(n_reads * betas.shape[0] * n), nit=int(betas.shape[0]),
-        beta_range=(float(betas[0]), float(betas[-1])), success=True, status=0,
-        message="annealing finished", backend=be.name)
-    if q.variables is not None:
-        res["variables"] = q.variables
-    return res
+
+def _check_sweeps(maxiter, n_sweeps):
+    given = [check_int(v, name, minimum=1) for v, name in ((maxiter, "maxiter"),
+                                                           (n_sweeps, "n_sweeps"))
+             if v is not None]
+    if len(given) == 2 and given[0] != given[1]:
+        raise ValueError(f"maxiter and n_sweeps are the same option (sweeps per read); got "
+                         f"maxiter={given[0]} and n_sweeps={given[1]}")
+    return given[0] if given else 1000
+
+
+def _n_pieces(workers, n_reads):
+    if callable(workers):
+        return n_reads
+    k = (os.cpu_count() or 1) if workers == -1 else int(workers)
+    return max(1, min(k, n_reads))
+
+
+class _Run:
+    """One annealing problem: the binary form, the schedule and the kernel options."""
+
+    def __init__(self, be, a, W, c0, betas, polish, single):
+        self.be, self.a, self.W, self.c0 = be, a, W, c0
+        self.betas, self.polish, self.single = betas, polish, single
+
+    def chains(self, X0, base, first=0):
+        return make_chains(self.be, self.a, self.W, self.c0, X0, base, first, self.single)
+
+    def serial(self, X0, base, callback, progress, out):
+        """All reads here; the callback after every sweep. Returns X, E, status, nit."""
+        chains = self.chains(X0, base)
+        total = self.betas.shape[0]
+        status, nit = Status.MAXITER, total
+        with Progress(total, "anneal", enabled=progress) as bar:
+            for lo, hi in _pieces(total, progress, callback is not None):
+                chains.sweep(self.betas[lo:hi])
+                bar.update(hi - lo)
+                if callback is not None and out.report(callback, chains, hi):
+                    status, nit = Status.CALLBACK, hi
+                    break
+        if self.polish and status != Status.CALLBACK:
+            chains.descend()
+        X, energies = chains.finish()
+        return X, energies, status, nit
+
+    def pieces(self, pmap, X0, base, n_pieces):
+        """Split the reads into ``n_pieces`` runs of :func:`_anneal_piece` through ``pmap``."""
+        bounds = np.linspace(0, X0.shape[0], n_pieces + 1).astype(int)
+        tasks = [(self.a, self.W, self.c0, self.betas, X0[lo:hi], base, int(lo),
+                  self.polish, self.single) for lo, hi in zip(bounds[:-1], bounds[1:])]
+        parts = collect(pmap, _anneal_piece, tasks)
+        return (np.concatenate([p[0] for p in parts]),
+                np.concatenate([p[1] for p in parts]))
+
+
+def _anneal_piece(task):
+    """Anneal one piece of the reads with the Numba chains (runs in a worker process)."""
+    a, W, c0, betas, X0, base, first, polish, single = task
+    be = resolve_backend("numba", np)
+    chains = make_chains(be, a, W, c0, X0, base, first, single)
+    chains.sweep(betas)
+    if polish:
+        chains.descend()
+    return chains.finish()
+
+
+class _Output:
+    """Samples back in the user's namespace and vartype; the callback's and final results."""
+
+    def __init__(self, be, q):
+        self.be, self.q = be, q
+
+    def samples(self, X):
+        X = self.be.to_input(X)
+        return 2 * X - 1 if self.q.vartype == "spin" else X
+
+    def report(self, callback, chains, nit):
+        X, energies = chains.current()
+        best = int(np.argmin(to_host(energies)))
+        return call_callback(callback, x=self.samples(X[best, ...]),
+                             fun=float(energies[best]), energies=self.be.to_input(energies),
+                             nit=nit)
+
+    def result(self, X, energies, status, nit, n_reads, betas):
+        X = self.samples(X)
+        energies = self.be.to_input(energies)
+        best = int(np.argmin(to_host(energies)))
+        message = ("annealing schedule finished" if status == Status.MAXITER else None)
+        res = make_result(status, success=status == Status.MAXITER, message=message,
+                          x=X[best, ...], fun=float(energies[best]), samples=X,
+                          energies=energies, nfev=int(n_reads * nit * self.q.n), nit=int(nit),
+                          beta_range=(float(betas[0]), float(betas[-1])),
+                          backend=self.be.name)
+        if self.q.variables is not None:
+            res["variables"] = self.q.variables
+        return res
 
 
 def _initial_states(x0, n_reads, n, vartype, gen):
     if x0 is None:
         return gen.integers(0, 2, size=(n_reads, n)).astype(np.int8)
-    x0 = np.asarray(_host_any(x0))
+    x0 = to_host(x0)
     if x0.ndim == 1:
         x0 = np.broadcast_to(x0, (n_reads, x0.shape[0]))
     if x0.shape != (n_reads, n):
         raise ValueError(f"x0 must have shape ({n},) or ({n_reads}, {n}), got {x0.shape}")
     allowed = (-1, 1) if vartype == "spin" else (0, 1)
     if not np.all(np.isin(x0, allowed)):
-        raise ValueError(f"x0 entries must be in {allowed} for vartype={vartype!r}")
+        raise ValueError(f"x0 entries must be in {{{allowed[0]}, {allowed[1]}}} for "
+                         f"vartype={vartype!r}")
     X0 = (x0 + 1) // 2 if vartype == "spin" else x0
     return np.ascontiguousarray(X0, dtype=np.int8)
 
 
-def _host_any(x):
-    if hasattr(x, "get"):
-        return x.get()
-    if hasattr(x, "__array_namespace__") and not isinstance(x, np.ndarray):
-        return np.asarray(x.tolist())
-    return x
-
-
-def _chunks(total, progress):
-    """Split the sweeps into pieces so a progress bar can advance (one piece otherwise)."""
+def _pieces(total, progress, every_sweep):
+    """Sweep ranges per kernel call: one per sweep with a callback, ~50 with a bar, else 1."""
+    if every_sweep:
+        return [(s, s + 1) for s in range(total)]
     if not progress:
         return [(0, total)]
     step = max(1, total // 50)
     return [(s, min(s + step, total)) for s in range(0, total, step)]
 
 
-def _energies_numpy(a, W, c0, X):
-    Xf = X.astype(np.float64)
-    WX = (W @ Xf.T).T if sps.issparse(W) else Xf @ W
-    return c0 + Xf @ a + 0.5 * np.sum(Xf * WX, axis=1)
-
-
-def _run_numba(a, W, c0, betas, X0, seeds, polish, progress, single):
-    from . import _anneal_numba as kernels
-
-    a = np.ascontiguousarray(a, dtype=np.float64)
-    X = X0.copy()
-    states = seeds.copy()
-    dense = not sps.issparse(W) or W.nnz > 0.25 * W.shape[0] ** 2
-    single = single and dense
-    if dense:
-        Wd = np.ascontiguousarray(W.toarray() if sps.issparse(W) else W, dtype=np.float64)
-        Wk = Wd.astype(np.float32) if single else Wd  # half the memory traffic per flip
-        H = a + X.astype(np.float64) @ Wd
-    else:
-        Wc = sps.csr_matrix(W, dtype=np.float64)
-        H = a + (Wc @ X.T.astype(np.float64)).T
-    H = np.ascontiguousarray(H)
-    pieces = _chunks(betas.shape[0], progress)
-    with Progress(betas.shape[0], "anneal", enabled=progress) as bar:
-        for k, (lo, hi) in enumerate(pieces):
-            last = polish and k == len(pieces) - 1 and not single
-            if dense:
-                kernels.anneal_dense(Wk, X, H, betas[lo:hi], states, last)
-            else:
-                kernels.anneal_csr(Wc.indptr, Wc.indices, Wc.data, X, H, betas[lo:hi],
-                                   states, last)
-            bar.update(hi - lo)
-    if polish and single:  # exact fields, then the descent in float64
-        H = np.ascontiguousarray(a + X.astype(np.float64) @ Wd)
-        kernels.anneal_dense(Wd, X, H, betas[:0], states, True)
-    return X, _energies_numpy(a, Wd if dense else Wc, c0, X)
-
-
-def _run_generic(xp, a, W, c0, betas, X0, gen, polish, progress):
-    """All reads at once, bit by bit, in any Array API namespace (the reference path)."""
-    dtype = W.dtype
-    n_reads, n = X0.shape
-    X = xp.asarray(X0.astype(np.float64 if dtype == xp.float64 else np.float32))
-    H = a + xp.matmul(X, W)
-    draws = Draws(gen, xp)
-    zero = xp.asarray(0.0, dtype=dtype)
-    with Progress(betas.shape[0], "anneal", enabled=progress) as bar:
-        for t in range(betas.shape[0]):
-            beta = float(betas[t])
-            U = draws.uniform(0.0, 1.0, (n_reads, n), dtype=dtype)
-            for i in range(n):
-                xi = X[:, i]
-                step = 1.0 - 2.0 * xi
-                d = step * H[:, i]
-                if math.isinf(beta):
-                    accept = d <= 0.0
-                else:
-                    accept = (d <= 0.0) | (U[:, i] < xp.exp(xp.minimum(-beta * d, zero)))
-                move = xp.where(accept, step, zero)
-                X[:, i] = xi + move
-                H = H + move[:, None] * W[i, :][None, :]
-            bar.update(1)
-    if polish:
-        X, H = _descend_generic(xp, W, X, H, zero)
-    energies = c0 + xp.sum(X * a, axis=1) + 0.5 * xp.sum(X * xp.matmul(X, W), axis=1)
-    return xp.astype(X, xp.int8), energies
-
-
-def _descend_generic(xp, W, X, H, zero):
-    n = X.shape[1]
-    for _ in range(10 * n + 10):
-        D = (1.0 - 2.0 * X) * H
-        best = xp.min(D, axis=1)
-        if not bool(xp.any(best < 0.0)):
-            break
-        arg = xp.argmin(D, axis=1)
-        onehot = xp.astype(xp.arange(n)[None, :] == arg[:, None], X.dtype)
-        move = xp.where(best < 0.0, xp.sum(onehot * (1.0 - 2.0 * X), axis=1), zero)
-        X = X + move[:, None] * onehot
-        H = H + move[:, None] * xp.matmul(onehot, W)
-    return X, H
-
-
 def _minimize_anneal(fun, x0, *, c=None, offset=0.0, vartype="binary", n_reads=16,
-                     n_sweeps=1000, beta_range=None, beta_schedule="geometric", polish=True,
-                     coupling_dtype=None, rng=None, backend="auto", progress=False):
+                     maxiter=None, n_sweeps=None, beta_range=None, beta_schedule="geometric",
+                     polish=True, coupling_dtype=None, rng=None, backend="auto", workers=1,
+                     callback=None, progress=False):
     """Adapter for ``solvers.minimize(fun, x0, method="anneal", **options)``.
 
     ``fun`` is the QUBO: a matrix, a dict, a BinaryQuadraticModel, or a pair ``(Q, c)``;
@@ -428,10 +450,11 @@ def _minimize_anneal(fun, x0, *, c=None, offset=0.0, vartype="binary", n_reads=1
     if callable(fun) and not hasattr(fun, "shape") and not isinstance(fun, dict):
         raise TypeError("method 'anneal' minimizes a QUBO: pass the matrix Q (or (Q, c), a "
                         "dict, or a BinaryQuadraticModel) as fun, not a Python function")
-    return minimize_qubo(fun, c, offset, vartype=vartype, n_reads=n_reads, n_sweeps=n_sweeps,
-                         beta_range=beta_range, beta_schedule=beta_schedule, x0=x0,
-                         polish=polish, coupling_dtype=coupling_dtype, rng=rng,
-                         backend=backend, progress=progress)
+    return minimize_qubo(fun, c, offset, vartype=vartype, n_reads=n_reads, maxiter=maxiter,
+                         n_sweeps=n_sweeps, beta_range=beta_range,
+                         beta_schedule=beta_schedule, x0=x0, polish=polish,
+                         coupling_dtype=coupling_dtype, rng=rng, backend=backend,
+                         workers=workers, callback=callback, progress=progress)
 
 
 def _register():

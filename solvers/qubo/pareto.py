@@ -10,6 +10,8 @@ import itertools
 import numpy as np
 
 from solvers._lib import OptimizeResult, check_choice, check_int, check_rng
+from solvers._lib import to_host
+from ._workers import check_workers, collect
 from .anneal import minimize_qubo
 from .scaling import METHODS, _objectives, as_objective, qubo_energy, scalarize, scale_qubos
 
@@ -34,7 +36,9 @@ def pareto_front(points):
     Raises
     ------
     ValueError
-        ``points`` not 2-d, or with entries that cannot be converted to float.
+        ``points`` not 2-d.
+    TypeError
+        ``points`` complex or not numeric.
 
     Notes
     -----
@@ -44,7 +48,8 @@ def pareto_front(points):
     References
     ----------
     .. [1] E. Zitzler, L. Thiele, "Multiobjective optimization using evolutionary
-       algorithms -- a comparative case study", PPSN V (1998) (Pareto dominance, the non-dominated set).
+       algorithms -- a comparative case study", PPSN V (1998) (Pareto dominance, the
+       non-dominated set).
 
     Examples
     --------
@@ -52,7 +57,7 @@ def pareto_front(points):
     >>> pareto_front([[1, 3], [2, 2], [2, 3], [3, 1], [1, 3]]).tolist()
     [True, True, False, True, False]
     """
-    P = np.asarray(points, dtype=np.float64)
+    P = _real_array(points, "points")
     if P.ndim != 2:
         raise ValueError(f"points must have shape (m, k), got {P.shape}")
     m = P.shape[0]
@@ -69,6 +74,17 @@ def pareto_front(points):
         same[: i + 1] = False
         keep[same] = False
     return keep
+
+
+def _real_array(values, name):
+    """``values`` as float64; complex or non-numeric input is a TypeError naming ``name``."""
+    arr = np.asarray(values)
+    if np.iscomplexobj(arr) or arr.dtype.kind not in "biufO":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    try:
+        return arr.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must hold real numbers: {exc}") from None
 
 
 def hypervolume(points, reference):
@@ -97,11 +113,14 @@ def hypervolume(points, reference):
     ValueError
         ``points`` not 2-d, ``reference`` not of shape ``(k,)``, or non-finite entries in
         either.
+    TypeError
+        ``points`` or ``reference`` complex or not numeric.
 
     References
     ----------
     .. [1] E. Zitzler, L. Thiele, "Multiobjective optimization using evolutionary
-       algorithms -- a comparative case study", PPSN V (1998) (the hypervolume, "size of the space covered").
+       algorithms -- a comparative case study", PPSN V (1998) (the hypervolume, "size of
+       the space covered").
 
     Examples
     --------
@@ -109,8 +128,8 @@ def hypervolume(points, reference):
     >>> hypervolume([[1, 3], [2, 2], [3, 1]], [4, 4])
     6.0
     """
-    P = np.asarray(points, dtype=np.float64)
-    r = np.asarray(reference, dtype=np.float64)
+    P = _real_array(points, "points")
+    r = _real_array(reference, "reference")
     if P.ndim != 2 or r.shape != (P.shape[1],):
         raise ValueError(f"points must be (m, k) and reference (k,), got {P.shape} and {r.shape}")
     if not (np.all(np.isfinite(P)) and np.all(np.isfinite(r))):
@@ -143,6 +162,21 @@ def _hv(P, r):
             S = P[: i + 1, :-1]
             total += height * _hv(S[pareto_front(S)], r[:-1])
     return total
+
+
+def _weight_vectors(weights, k):
+    """The ``(m, k)`` weight vectors: a grid for an int, else checked real, finite, >= 0."""
+    if isinstance(weights, (int, np.integer)):
+        return weight_grid(k, weights)
+    W = _real_array(weights, "weights")
+    if W.ndim != 2 or W.shape[1] != k:
+        raise ValueError(f"weights must be an int or have shape (m, {k}), got {W.shape}")
+    if not np.all(np.isfinite(W)):
+        raise ValueError("weights must be finite")
+    if np.any(W < 0):
+        raise ValueError("weights must be >= 0 (every objective is minimized; negate an "
+                         "objective to maximize it)")
+    return W
 
 
 def _flip_bound(Q, c):
@@ -212,7 +246,7 @@ def weight_grid(n_objectives, n_weights):
 
 def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=None,
                  vartype="binary", penalty=None, penalty_scale="relative", min_weight=1e-3,
-                 reference=None, rng=None, **solver_options):
+                 reference=None, rng=None, workers=1, **solver_options):
     r"""Solve the weighted sums of scaled objectives over a weight grid; return the front.
 
     For every weight vector ``w`` the scalarized QUBO ``sum_k w_k f_k / s_k`` (``s_k`` from
@@ -253,8 +287,14 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
         among the solutions plus 10 % of its range. Pass the same reference to compare
         sweeps.
     rng : None, int or numpy.random.Generator
-        Seeds the annealer; one generator is shared by the whole sweep, so a fixed seed
-        reproduces the whole result.
+        Seeds the annealer: weight vector ``i`` is solved with the ``i``-th generator
+        spawned from it (``Generator.spawn``, i.e. ``SeedSequence.spawn``), so a fixed
+        seed reproduces the whole result whatever ``workers`` is.
+    workers : int or map-like callable
+        ``1`` solves the weight vectors here, one after another; an int ``k > 1`` (``-1``:
+        all cores) in a pool of ``k`` processes (``spawn`` start method: guard scripts
+        with ``if __name__ == "__main__":``); a callable such as ``Pool.map`` or dask's
+        ``Client.map`` gets one task per weight vector. Same result in every case.
     **solver_options
         Passed to :func:`minimize_qubo` (``n_reads``, ``n_sweeps``, ``backend``, ...).
 
@@ -270,14 +310,19 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
     Raises
     ------
     ValueError
-        Unknown ``scaling``; ``weights`` an int below 1, of the wrong width or not
-        finite; malformed,
-        differently sized or constant objectives (see :func:`scale_qubos`); a
-        ``penalty_scale`` that is neither ``"relative"`` nor a positive number;
-        ``min_weight`` outside ``[0, 1)``; a ``reference`` of the wrong shape or not
-        finite; or a bad solver option (see :func:`minimize_qubo`).
+        Unknown ``scaling``; ``weights`` an int below 1, of the wrong width, negative or
+        not finite; malformed, differently sized or constant objectives (see
+        :func:`scale_qubos`); a ``penalty_scale`` that is neither ``"relative"`` nor a
+        positive finite number; ``min_weight`` outside ``[0, 1)``; a ``reference`` of the
+        wrong shape or not finite; ``workers`` 0 or below -1; or a bad solver option (see
+        :func:`minimize_qubo`).
     TypeError
-        ``objectives`` is not a sequence, or an unknown keyword in ``solver_options``.
+        ``objectives`` is not a sequence, complex or non-numeric ``weights``, ``workers``
+        neither an int nor callable, ``workers`` or ``callback`` in ``solver_options``, or
+        an unknown keyword in ``solver_options``.
+    RuntimeError
+        A worker process died (e.g. ``workers=k`` in a script without a ``__main__``
+        guard).
 
     References
     ----------
@@ -300,34 +345,36 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
     parsed = _objectives(objectives, vartype)
     vartype = parsed[0].vartype
     k = len(parsed)
-    W = weight_grid(k, weights) if isinstance(weights, (int, np.integer)) else \
-        np.asarray(weights, dtype=np.float64)
-    if W.ndim != 2 or W.shape[1] != k:
-        raise ValueError(f"weights must be an int or have shape (m, {k}), got {W.shape}")
-    if not np.all(np.isfinite(W)):
-        raise ValueError("weights must be finite")
+    W = _weight_vectors(weights, k)
     triples = [(q.Q, q.c, q.offset) for q in parsed]
     scaled, scales = scale_qubos(triples, scaling, p=p, weight=weight, vartype=vartype)
     if penalty is not None:
         penalty = as_objective(penalty, vartype)
         penalty = (penalty.Q, penalty.c, penalty.offset)
-        if not (penalty_scale == "relative" or (isinstance(penalty_scale, (int, float))
-                                                and penalty_scale > 0)):
+        if not (penalty_scale == "relative" or (
+                isinstance(penalty_scale, (int, float)) and not isinstance(penalty_scale, bool)
+                and 0 < penalty_scale < np.inf)):
             raise ValueError("penalty_scale must be 'relative' or a positive number, "
                              f"got {penalty_scale!r}")
-    gen = check_rng(rng)
-    solutions, values = [], []
     if not (isinstance(min_weight, (int, float)) and 0 <= min_weight < 1):
         raise ValueError(f"min_weight must be in [0, 1), got {min_weight!r}")
-    for w in W:
+    pmap = check_workers(workers)
+    if "workers" in solver_options or "callback" in solver_options:
+        raise TypeError("pareto_sweep takes workers itself and no callback; pass them "
+                        "neither in solver_options")
+    seeds = check_rng(rng).spawn(W.shape[0])
+    tasks = []
+    for w, seed in zip(W, seeds):
         Qw, cw, ow = scalarize(scaled, np.maximum(w, min_weight), vartype=vartype)
         if penalty is not None:
             A = (_flip_bound(Qw, cw) if penalty_scale == "relative" else float(penalty_scale))
             Qw, cw, ow = scalarize([(Qw, cw, ow), penalty], [1.0, A], vartype=vartype)
-        res = minimize_qubo(Qw, cw, ow, vartype=vartype, rng=gen, **solver_options)
-        x = np.asarray(res.x)
-        solutions.append(x)
-        values.append([qubo_energy(t, x, vartype=vartype) for t in triples])
+        tasks.append((Qw, cw, ow, vartype, seed, solver_options))
+    if pmap is None:
+        solutions = [_solve_one(t) for t in tasks]
+    else:
+        solutions = collect(pmap, _solve_one, tasks)
+    values = [[qubo_energy(t, x, vartype=vartype) for t in triples] for x in solutions]
     solutions = np.asarray(solutions)
     values = np.asarray(values, dtype=np.float64)
     if reference is None:
@@ -341,3 +388,9 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
                           front_solutions=solutions[mask],
                           hypervolume=hypervolume(values, reference), reference=reference,
                           scales=scales, scaling=scaling)
+
+
+def _solve_one(task):
+    """Best sample (numpy) of one scalarized problem (runs in a worker process)."""
+    Q, c, offset, vartype, rng, options = task
+    return to_host(minimize_qubo(Q, c, offset, vartype=vartype, rng=rng, **options).x)

@@ -86,9 +86,10 @@ def as_objective(obj, vartype="binary"):
 
 
 def _objectives(objectives, vartype):
-    if isinstance(objectives, np.ndarray) and objectives.ndim == 3:
-        objectives = list(objectives)
-    if isinstance(objectives, (str, bytes)) or not hasattr(objectives, "__len__"):
+    if not sps.issparse(objectives) and getattr(objectives, "ndim", None) == 3:
+        objectives = [objectives[k, ...] for k in range(objectives.shape[0])]
+    if (isinstance(objectives, (str, bytes, dict)) or not hasattr(objectives, "__len__")
+            or hasattr(objectives, "shape") or sps.issparse(objectives)):
         raise TypeError("objectives must be a sequence of QUBOs (Q, (Q, c), (Q, c, offset), "
                         "dicts or BinaryQuadraticModels)")
     parsed = [as_objective(o, vartype) for o in objectives]
@@ -96,7 +97,8 @@ def _objectives(objectives, vartype):
         raise ValueError("objectives is empty")
     sizes = {q.n for q in parsed}
     if len(sizes) != 1:
-        raise ValueError(f"all objectives must have the same number of variables, got {sorted(sizes)}")
+        raise ValueError("all objectives must have the same number of variables, got "
+                         f"{sorted(sizes)}")
     vts = {q.vartype for q in parsed}
     if len(vts) != 1:
         raise ValueError("all objectives must have the same vartype")
@@ -221,7 +223,8 @@ def scalarize(objectives, weights, *, vartype="binary"):
         ``weights`` not of shape ``(k,)`` for ``k`` objectives or not finite, an empty
         sequence, a malformed objective, or objectives of different sizes or vartypes.
     TypeError
-        ``objectives`` is not a sequence, or a malformed dict objective.
+        ``objectives`` is not a sequence, complex or non-numeric ``weights``, or a
+        malformed dict objective.
 
     Notes
     -----
@@ -242,7 +245,10 @@ def scalarize(objectives, weights, *, vartype="binary"):
     ([[2.5, 2.0], [2.0, 2.5]], [0.5, 0.5], 0.5)
     """
     parsed = _objectives(objectives, vartype)
-    w = np.asarray(weights, dtype=np.float64)
+    w = np.asarray(weights)
+    if np.iscomplexobj(w) or w.dtype.kind not in "biuf":
+        raise TypeError(f"weights must be real numbers, got dtype {w.dtype}")
+    w = w.astype(np.float64)
     if w.shape != (len(parsed),):
         raise ValueError(f"weights must have shape ({len(parsed)},), got {w.shape}")
     if not np.all(np.isfinite(w)):
