@@ -20,6 +20,8 @@ function ``mutate(valid_value) -> bad_value`` and a default expectation:
     Objectives only: ``RUN_FAILS``, or a finite result.
 ``USER_ERROR``
     Objectives only: the objective's own exception reaches the caller unchanged.
+``SAME``
+    Documented as equivalent to the valid input: works and gives the valid call's result.
 
 A row may override a cell's expectation, with one of these or with a check of a documented
 special value (a callable given the result's arrays).
@@ -114,6 +116,7 @@ PROPAGATE = "propagate"
 RUN_FAILS = "run_fails"
 EITHER_RUN = "either_run"
 USER_ERROR = "user_error"
+SAME = "same"
 #: kinds that only change the container or dtype: a result must match the call on the same
 #: numbers as float64 (to float16 precision for "float16")
 CAST_KINDS = {"int", "bool", "float16", "object", "list"}
@@ -681,11 +684,13 @@ ROWS = [
         {"X": "data+shape", "y": "data+shape", "lam": "scale", "l2": "nonneg", "rho": "prob",
          "lr": "scale", "batch_size": "count", "loss": "choice", "method": "choice",
          "x0": "data+shape", "rng": "rng"},
-        covers="solvers.kl_dro", backend=True, together=[("X", "y")], names={"X": ("X", "x0", "y"), "x0": ("x0", "X")}),
+        covers="solvers.kl_dro", backend=True, together=[("X", "y")],
+        names={"X": ("X", "x0", "y"), "x0": ("x0", "X")}),
     Row("kl_dro_logistic", kl_dro,
         lambda: {"X": _c(_X), "y": np.where(_X[:, 0] > 0, 1.0, -1.0), "lam": 1.0,
                  "loss": "logistic", "batch_size": 4, "epochs": 1, "rng": 0},
-        {"y": "pm_labels"}, covers="solvers.kl_dro"),
+        {"y": "pm_labels"}, covers="solvers.kl_dro",
+        overrides={("y", "zero_one"): SAME}),
     Row("semidual_ot", semidual_ot,
         lambda: {"X": _c(_X), "Y": _c(_Y), "eps": 0.5, "a": np.full(16, 1 / 16),
                  "b": np.full(12, 1 / 12), "rho": 0.1, "lr": 1.0, "method": "safe-kl",
@@ -693,7 +698,8 @@ ROWS = [
         {"X": "data+shape", "Y": "data+shape", "eps": "scale", "a": "simplex", "b": "simplex",
          "rho": "prob", "lr": "scale", "method": "choice", "batch_size": "count",
          "maxiter": "maxiter", "rng": "rng"},
-        covers="solvers.semidual_ot", together=[("X", "a"), ("Y", "b")], names={"X": ("X", "Y", "a"), "Y": ("Y", "X", "b")}),
+        covers="solvers.semidual_ot", together=[("X", "a"), ("Y", "b")],
+        names={"X": ("X", "Y", "a"), "Y": ("Y", "X", "b")}),
     # ------------------------------------------------------------------- optimize
     Row("minimize", minimize,
         lambda: {"fun": _sphere, "x0": np.zeros(2), "method": "cbo",
@@ -721,7 +727,8 @@ ROWS = [
          "maxiter": "maxiter", "alpha": "nonneg", "sigma": "nonneg", "lam": "nonneg",
          "dt": "scale", "ess": "prob", "noise": "choice", "n_runs": "count", "rng": "rng",
          "callback": "callable"},
-        covers="solvers.minimize_cbo", backend=True, together=[("bounds", "x0")], names={"x0": ("x0", "bounds"),
+        covers="solvers.minimize_cbo", backend=True, together=[("bounds", "x0")],
+        names={"x0": ("x0", "bounds"),
                                               "bounds": ("bounds", "x0")}),
     Row("minimize_cbo_vectorized", minimize_cbo,
         lambda: {"fun": _sphere_vec, "bounds": [(-2.0, 2.0)] * 2, "vectorized": True,
@@ -742,12 +749,14 @@ ROWS = [
          "covariance": "choice", "optimizer": "choice", "batch_size": "count",
          "maxiter": "maxiter", "validation_fraction": "prob", "rng": "rng",
          "callback": "callable"},
-        covers="solvers.transport.schrodinger_bridge", backend=True, together=[("x0", "x1")], out=_bridge_out,
+        covers="solvers.transport.schrodinger_bridge", backend=True, together=[("x0", "x1")],
+        out=_bridge_out,
         names={"x0": ("x0", "x1"), "x1": ("x1", "x0")}),
     Row("bridge_from_parameters", bridge_from_parameters,
         lambda: {"log_alpha": np.zeros(2), "r": _c(_M[:2]), "S": _c(_VAR), "epsilon": 0.5},
         {"log_alpha": "data+shape", "r": "data+shape", "S": "variances", "epsilon": "scale"},
-        covers="solvers.transport.bridge_from_parameters", backend=True, together=[("log_alpha", "r", "S")], out=_bridge_out,
+        covers="solvers.transport.bridge_from_parameters", backend=True,
+        together=[("log_alpha", "r", "S")], out=_bridge_out,
         names={"log_alpha": ("log_alpha", "r"), "r": ("r", "S", "log_alpha")}),
     Row("bridge_from_parameters_full", bridge_from_parameters,
         lambda: {"log_alpha": np.zeros(2), "r": _c(_M[:2]), "S": _c(_CQ), "epsilon": 0.5},
@@ -770,13 +779,15 @@ ROWS = [
                  "tol": 1e-10},
         {"means": "data+shape", "covs": "spd", "weights": "simplex", "maxiter": "maxiter",
          "tol": "tol"},
-        covers="solvers.transport.bures_wasserstein_barycenter", backend=True, together=[("means", "covs", "weights")],
+        covers="solvers.transport.bures_wasserstein_barycenter", backend=True,
+        together=[("means", "covs", "weights")],
         names={"means": ("means", "covs", "weights")}),
     Row("bures_wasserstein_cdist", bures_wasserstein_cdist,
         lambda: {"query_means": _c(_Q2), "query_covs": _c(_CQ), "means": _c(_M),
                  "covs": _c(_C)},
         {"query_means": "data+shape", "query_covs": "spd", "means": "data+shape",
-         "covs": "spd"}, covers="solvers.transport.bures_wasserstein_cdist", backend=True, together=[("query_means", "query_covs"), ("means", "covs")]),
+         "covs": "spd"}, covers="solvers.transport.bures_wasserstein_cdist", backend=True,
+        together=[("query_means", "query_covs"), ("means", "covs")]),
     Row("bures_wasserstein_distance", bures_wasserstein_distance,
         lambda: {"m1": _c(_M[0]), "S1": _c(_C[0]), "m2": _c(_M[1]), "S2": _c(_C[1])},
         {"m1": "data+shape", "S1": "spd", "m2": "data+shape", "S2": "spd"},
@@ -787,7 +798,8 @@ ROWS = [
         {"a": "data+shape", "A": "spd", "b": "data+shape", "B": "spd", "epsilon": "scale"},
         covers="solvers.transport.entropic_gaussian_plan"),
     Row("monge_map", monge_map, lambda: {"source_covs": _c(_C), "target_covs": _c(_C[::-1])},
-        {"source_covs": "spd", "target_covs": "spd"}, covers="solvers.transport.monge_map", together=[("source_covs", "target_covs")],
+        {"source_covs": "spd", "target_covs": "spd"}, covers="solvers.transport.monge_map",
+        together=[("source_covs", "target_covs")],
         overrides={("source_covs", "ndim"): EITHER, ("target_covs", "ndim"): EITHER}),
     Row("sqrtm_psd", sqrtm_psd, lambda: {"S": _c(_C)}, {"S": "spd"},
         covers="solvers.transport.sqrtm_psd",  # documented: symmetrised, eigenvalues clipped
@@ -795,12 +807,14 @@ ROWS = [
     Row("weighted_monge_map", weighted_monge_map,
         lambda: {"query_covs": _c(_CQ), "covs": _c(_C), "weights": np.tile(_W4, (2, 1))},
         {"query_covs": "spd", "covs": "spd", "weights": "simplex"},
-        covers="solvers.transport.weighted_monge_map", backend=True, together=[("query_covs", "weights")]),
+        covers="solvers.transport.weighted_monge_map", backend=True,
+        together=[("query_covs", "weights")]),
     # ---------------------------------------------------------- transport.benchmark
     Row("BenchmarkPair", BenchmarkPair,
         lambda: {"weights": _c(_W4), "means": _c(_M), "covariances": _c(_C), "epsilon": 1.0},
         {"weights": "simplex", "means": "data+shape", "covariances": "spd",
-         "epsilon": "scale"}, covers="solvers.transport.benchmark.BenchmarkPair", together=[("weights", "means", "covariances")],
+         "epsilon": "scale"}, covers="solvers.transport.benchmark.BenchmarkPair",
+        together=[("weights", "means", "covariances")],
         out=lambda p: [p.Lambda, p.S, p.r, p.log_alpha],
         names={"means": ("means", "covariances", "weights")}),
     *_methods("BenchmarkPair", _pair, "solvers.transport.benchmark.BenchmarkPair", [
@@ -833,7 +847,8 @@ ROWS = [
         lambda: {"means": _c(_M), "covs": _c(_C), "beta": 1.0, "path": "auto", "screen": 50.0},
         {"means": "data+shape", "covs": "spd", "beta": "scale", "path": "choice",
          "screen": "scale"},
-        covers="solvers.memory.GaussianMemory", backend=True, together=[("means", "covs")], out=_memory_out,
+        covers="solvers.memory.GaussianMemory", backend=True, together=[("means", "covs")],
+        out=_memory_out,
         names={"means": ("means", "covs")}, overrides={("beta", "inf"): EITHER}),
     *_methods("GaussianMemory", _gmem, "solvers.memory.GaussianMemory", [
         (m, _q_valid, _QA, {"names": _QNAMES, "together": [("means", "covs")]})
@@ -862,7 +877,8 @@ ROWS = [
     Row("perturb", perturb,
         lambda: {"means": _c(_M), "covs": _c(_C), "radius": 0.1, "method": "exact", "rng": 0},
         {"means": "data+shape", "covs": "spd", "radius": "nonneg", "method": "choice",
-         "rng": "rng"}, covers="solvers.memory.perturb", together=[("means", "covs")], names={"means": ("means", "covs")}),
+         "rng": "rng"}, covers="solvers.memory.perturb", together=[("means", "covs")],
+        names={"means": ("means", "covs")}),
     Row("retrieval_rate", retrieval_rate,
         lambda: {"memory": _gmem(), "result": _gmem().retrieve(_c(_M), _c(_C), maxiter=2),
                  "true_index": np.arange(4)},
@@ -905,7 +921,8 @@ ROWS = [
         {"G": "object", "nodelist": "labels"}, covers="solvers.dag.from_networkx",
         overrides={("nodelist", "length"): EITHER}),  # a sub-graph, as in networkx
     Row("is_dag", is_dag, lambda: {"B": _c(_DAG_B)}, {"B": "adjacency"},
-        covers="solvers.dag.is_dag", overrides={("B", "cyclic"): EITHER, ("B", "nonbinary"): EITHER},
+        covers="solvers.dag.is_dag",
+        overrides={("B", "cyclic"): EITHER, ("B", "nonbinary"): EITHER},
         check=lambda res, kw: None),
     Row("topological_order", topological_order, lambda: {"B": _c(_DAG_B)},
         {"B": "adjacency"}, covers="solvers.dag.topological_order",  # None if cyclic
@@ -914,13 +931,15 @@ ROWS = [
         {"order": "indices"}, covers="solvers.dag.order_mask"),
     Row("simulate_dag", simulate_dag, lambda: {"d": 4, "k": 1, "graph_type": "ER", "rng": 0},
         {"d": "count", "k": "count", "graph_type": "choice", "rng": "rng"},
-        covers="solvers.dag.simulate_dag", overrides={("k", "zero"): EITHER, ("k", "float"): EITHER}),
+        covers="solvers.dag.simulate_dag",
+        overrides={("k", "zero"): EITHER, ("k", "float"): EITHER}),
     Row("simulate_data", simulate_data,
         lambda: {"d": 4, "n": 10, "k": 1, "graph_type": "ER", "noise_type": "gauss",
                  "noise_scale": 1.0, "rng": 0},
         {"d": "count", "n": "count", "k": "count", "graph_type": "choice",
          "noise_type": "choice", "noise_scale": "scale", "rng": "rng"},
-        covers="solvers.dag.simulate_data", overrides={("k", "zero"): EITHER, ("k", "float"): EITHER}),
+        covers="solvers.dag.simulate_data",
+        overrides={("k", "zero"): EITHER, ("k", "float"): EITHER}),
     Row("simulate_linear_sem", simulate_linear_sem,
         lambda: {"W": _c(_DAG_W), "n": 10, "noise_type": "gauss", "noise_scale": 1.0,
                  "rng": 0},
@@ -968,7 +987,8 @@ ROWS = [
     Row("qubo_moments", qubo_moments,
         lambda: {"Q": _c(_QUBO), "c": np.ones(5), "p": 0.3, "vartype": "binary"},
         {"Q": "square", "c": "data+shape", "p": "prob", "vartype": "choice"},
-        covers="solvers.qubo.qubo_moments", overrides={("Q", "ndim"): EITHER}, out=lambda m: [np.asarray(m.mean),
+        covers="solvers.qubo.qubo_moments", overrides={("Q", "ndim"): EITHER},
+        out=lambda m: [np.asarray(m.mean),
                                                            np.asarray(m.var)]),
     Row("scalarize", scalarize,
         lambda: {"objectives": [_c(_QUBO), _c(_QUBO2)], "weights": np.array([0.3, 0.7])},
