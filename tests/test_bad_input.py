@@ -62,11 +62,6 @@ KNOWN_FAILURES = {
     "minimize_logsumexp-data-inf": "NaN arithmetic inside (RuntimeWarning: invalid value encounte",
     "minimize_logsumexp-data-complex": "complex data (complex phi values) accepted: success=True",
     "minimize_logsumexp-callback-notcallable": "TypeError not naming it: 'float' object is not ca",
-    "semidual_ot-eps-zero": "ValueError not naming it: epsilon must be > 0, got 0.0",
-    "semidual_ot-eps-neg": "ValueError not naming it: epsilon must be > 0, got -1.0",
-    "semidual_ot-eps-nan": "ValueError not naming it: epsilon must be finite, got nan",
-    "semidual_ot-eps-inf": "ValueError not naming it: epsilon must be finite, got inf",
-    "semidual_ot-eps-str": "TypeError not naming it: epsilon must be a real number, got str",
     # --- optimize
     "minimize-x0-float16": "NotImplementedError: float16",
     "minimize-callback-notcallable": "TypeError not naming it: 'float' object is not callable",
