@@ -3,6 +3,10 @@
 ``time_fit``: full-batch L-BFGS fit (default optimizer, 60 iterations cap) on a benchmark pair
 with 4000 samples per side, per backend, dimension and epsilon. ``track_cbw_uvp``: the exact-
 moment cBW2-UVP (%) of that fit. ``time_sample``: 20 000 exact conditional samples.
+``peakmem_fit``: the fit's peak memory (the loss streams the samples in row blocks, so it
+stays far below the (n, K, D) intermediates); ``peakmem_fit_full``: the same with full S
+(blocks of vec(x x^T)). LightSB has no CuPy kernel: on cupy the generic code runs
+(``gpu/bench.py`` times it).
 """
 import numpy as np
 
@@ -18,7 +22,7 @@ class LightSBFit:
 
     def setup(self, backend, dim, epsilon):
         pin_blas_threads()
-        self.pair = make_pair(dim, epsilon, seed=0)
+        self.pair = make_pair(dim, epsilon, rng=0)
         rng = np.random.default_rng(1)
         self.x0 = self.pair.sample_x0(4000, rng)
         self.x1 = self.pair.sample_x1(4000, rng)
@@ -37,6 +41,36 @@ class LightSBFit:
 
     track_cbw_uvp.unit = "%"
 
+    def peakmem_fit(self, backend, dim, epsilon):
+        self._fit(backend, epsilon)
+
+
+class LightSBFitFull:
+    """Full S on a rotated pair, D = 16, 20 000 samples per side, 20 L-BFGS iterations."""
+
+    params = (["numba", "numpy"],)
+    param_names = ["backend"]
+    timeout = 180
+
+    def setup(self, backend):
+        pin_blas_threads()
+        self.pair = make_pair(16, 1.0, rotated=True, rng=0)
+        rng = np.random.default_rng(1)
+        self.x0, self.x1 = self.pair.sample_x0(20_000, rng), self.pair.sample_x1(20_000, rng)
+
+    def _fit(self, backend):
+        return schrodinger_bridge(self.x0, self.x1, 1.0, covariance="full", n_components=8,
+                                  init="kmeans++", maxiter=20, backend=backend, rng=0)
+
+    def peakmem_fit_full(self, backend):
+        self._fit(backend)
+
+    def track_cbw_uvp_full(self, backend):
+        xt = self.pair.sample_x0(200, np.random.default_rng(2))
+        return cbw_uvp(self._fit(backend), self.pair, x=xt, exact=True)
+
+    track_cbw_uvp_full.unit = "%"
+
 
 class LightSBSample:
     params = (["numba", "numpy"], [2, 64])
@@ -44,8 +78,8 @@ class LightSBSample:
 
     def setup(self, backend, dim):
         pin_blas_threads()
-        pair = make_pair(dim, 1.0, seed=0)
-        from solvers.transport.lightsb import bridge_from_parameters
+        pair = make_pair(dim, 1.0, rng=0)
+        from solvers.transport import bridge_from_parameters
 
         sb = pair.bridge()
         self.sb = bridge_from_parameters(sb.log_alpha, sb.r, sb.S, 1.0, backend=backend)

@@ -110,6 +110,8 @@ def protocol(n_noncommuting):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(HERE, "figures", "gaussian_dam_capacity.png"),
+                    help="figure path (PNG; default next to this script)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--protocol", action="store_true")
     ap.add_argument("--noncommuting-queries", type=int, default=100)
@@ -134,8 +136,8 @@ def main(argv=None):
     axes[0].set_ylabel("fraction retrieved (W2 perturbation 1)")
     axes[-1].legend()
     fig.tight_layout()
-    os.makedirs(os.path.join(HERE, "figures"), exist_ok=True)
-    out = os.path.join(HERE, "figures", "gaussian_dam_capacity.png")
+    out = args.out
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     fig.savefig(out, dpi=110)
     print(f"capacity sweep in {time.perf_counter() - start:.1f} s; figure: "
           f"{os.path.relpath(out)}")

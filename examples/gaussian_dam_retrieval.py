@@ -32,6 +32,8 @@ def ellipse(ax, m, S, **kw):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(HERE, "figures", "gaussian_dam_retrieval.png"),
+                    help="figure path (PNG; default next to this script)")
     ap.add_argument("--quick", action="store_true", help="(same problem; it is small)")
     ap.add_argument("--beta", type=float, default=1.0)
     args = ap.parse_args(argv)
@@ -65,8 +67,8 @@ def main(argv=None):
     ax2.set_xlabel("iteration")
     ax2.set_ylabel("E(xi_t) - E(final)")
     ax2.set_title("energy along retrieval (never increases)")
-    os.makedirs(os.path.join(HERE, "figures"), exist_ok=True)
-    out = os.path.join(HERE, "figures", "gaussian_dam_retrieval.png")
+    out = args.out
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     print(f"stored {N} Gaussians in 2-D, queries perturbed by W2 = 0.6, beta = {args.beta}")

@@ -3,11 +3,13 @@
 Fits ``solvers.schrodinger_bridge`` (K = 50 diagonal components, default L-BFGS) on samples,
 then draws exact endpoint samples (``sample``), SDE trajectories (``simulate``, Euler-
 Maruyama with the closed-form drift) and checks the endpoint of the simulated paths against
-the exact samples. Saves ``examples/figures/lightsb_2d.png``.
+the exact samples. Saves ``examples/figures/lightsb_2d.png`` (next to this script, from
+any working directory) or the ``--out`` path.
 
-    python examples/lightsb_2d.py [--quick]
+    python examples/lightsb_2d.py [--quick] [--out PATH]
 """
 import argparse
+import os
 import time
 
 import matplotlib
@@ -26,7 +28,11 @@ def eight_gaussians(n, rng, radius=5.0, sd=0.4):
     return centers + sd * rng.standard_normal((n, 2))
 
 
-def main(quick=False):
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_OUT = os.path.join(HERE, "figures", "lightsb_2d.png")
+
+
+def main(quick=False, out=DEFAULT_OUT):
     rng = np.random.default_rng(0)
     n = 4000 if quick else 20000
     eps = 0.1
@@ -66,7 +72,7 @@ def main(quick=False):
         ax.set_xlim(-7.5, 7.5)
         ax.set_ylim(-7.5, 7.5)
     fig.tight_layout()
-    out = "examples/figures/lightsb_2d.png"
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     fig.savefig(out, dpi=110)
     print(f"fit: n={n} per side, K=50 diag, eps={eps}, {sb.nit} L-BFGS iterations, "
           f"{fit:.1f} s ({sb.message})")
@@ -78,4 +84,6 @@ def main(quick=False):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    main(parser.parse_args().quick)
+    parser.add_argument("--out", default=DEFAULT_OUT, help="figure path (PNG)")
+    args = parser.parse_args()
+    main(args.quick, args.out)

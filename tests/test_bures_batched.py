@@ -217,3 +217,21 @@ def test_cupy_module_logic_on_numpy_namespace():
     D = _bures_cupy.cdist_full(qm, R, np.trace(qS, axis1=1, axis2=2), m, S,
                                np.trace(S, axis1=1, axis2=2), xp=npx)
     np.testing.assert_allclose(D, loop_cdist(qm, qS, m, S), rtol=1e-11, atol=1e-12)
+
+
+def test_sqrtm_psd_takes_backend_and_keeps_the_namespace(xp):
+    """Issue 14: backend= instead of xp=; the result stays in the input's namespace and a
+    -1e-16 rounding eigenvalue gives 0, not NaN."""
+    from solvers._lib.namespace import array_namespace
+
+    S = xp.asarray(np.array([[[4.0, 0.0], [0.0, -1e-16]], [[9.0, 0.0], [0.0, 1.0]]]))
+    R = sqrtm_psd(S, backend="auto")
+    assert array_namespace(R) is array_namespace(S)
+    np.testing.assert_allclose(to_numpy(R), [[[2.0, 0.0], [0.0, 0.0]],
+                                               [[3.0, 0.0], [0.0, 1.0]]], atol=1e-12)
+    Rinv = sqrtm_psd(S[1:, ...], inverse=True)
+    np.testing.assert_allclose(to_numpy(Rinv)[0], np.diag([1 / 3, 1.0]), rtol=1e-12)
+    with pytest.raises(ValueError, match="S must be a stack of square matrices"):
+        sqrtm_psd(xp.ones((2, 3)))
+    with pytest.raises(TypeError):
+        sqrtm_psd(S, xp=np)  # the old keyword is gone

@@ -43,8 +43,8 @@ SOLVERS = {
         lambda x: float(np.sum(x**2)), [(-2, 2)] * 2, maxiter=50, rng=0, callback=cb, **kw),
     "minimize_logsumexp": lambda cb, **kw: solvers.minimize_logsumexp(
         _lse_phi_grad, np.zeros(2), LSE_DATA, maxiter=20, rng=0, callback=cb, **kw),
-    "kl_dro": lambda cb, **kw: solvers.kl_dro(X_DRO, Y_DRO, maxiter=20, rng=0, callback=cb,
-                                              **kw),
+    "kl_dro": lambda cb, **kw: solvers.kl_dro(X_DRO, Y_DRO, lam=1.0, maxiter=20, rng=0,
+                                              callback=cb, **kw),
     "semidual_ot": lambda cb, **kw: solvers.semidual_ot(
         RNG.normal(size=(20, 2)), RNG.normal(size=(30, 2)), epsilon=0.5, maxiter=20, rng=0,
         callback=cb, **kw),

@@ -7,7 +7,10 @@ from scipy.special import logsumexp as sp_lse
 
 from solvers import schrodinger_bridge
 from solvers.transport import entropic_gaussian_plan, SchrodingerBridgeResult
-from solvers.transport.lightsb import _Params, _loss_and_grad, bridge_from_parameters
+from solvers.transport.lightsb import bridge_from_parameters
+from solvers.transport._lightsb_fit import split_components
+from solvers.transport._lightsb_kernels import Kernels
+from solvers.transport._lightsb_model import Params as _Params, loss_and_grad
 from tests.conftest import to_numpy
 
 
@@ -61,8 +64,8 @@ def test_loss_and_gradient_match_naive_and_finite_differences(xp, kind):
     ax = lambda a: xp.asarray(a)  # noqa: E731
 
     def f(la_, r_, q_):
-        loss, g = _loss_and_grad(ax(x), ax(y), _Params(ax(la_), ax(r_), ax(q_), kind), eps, xp,
-                                 "auto", chunk=17)
+        loss, g = loss_and_grad(ax(x), ax(y), _Params(ax(la_), ax(r_), ax(q_), kind), eps, xp,
+                                Kernels.generic(xp), chunk=17)
         return float(loss), [to_numpy(a) for a in g.arrays()]
 
     loss, grads = f(la, r, q)
@@ -81,22 +84,24 @@ def test_loss_and_gradient_match_naive_and_finite_differences(xp, kind):
 
 
 def test_numba_statistics_match_generic():
+    """The loss and gradient through the Numba statistics kernel equal the generic ones."""
     import array_api_compat.numpy as cnp
+    from solvers._lib.backend import resolve_backend
 
     rng = np.random.default_rng(1)
     K, D, eps = 6, 5, 0.3
     p = _Params(*_random_params(rng, "diag", K, D), "diag")
     x, y = rng.normal(size=(300, D)), rng.normal(size=(310, D)) + 1
-    l1, g1 = _loss_and_grad(x, y, p, eps, cnp, "numpy")
-    l2, g2 = _loss_and_grad(x, y, p, eps, cnp, "numpy", use_numba=True)
+    l1, g1 = loss_and_grad(x, y, p, eps, cnp, Kernels.generic(cnp, "numpy"), chunk=64)
+    l2, g2 = loss_and_grad(x, y, p, eps, cnp, Kernels(resolve_backend("numba", cnp)))
     assert l1 == pytest.approx(l2, rel=1e-12)
     for a, b in zip(g1.arrays(), g2.arrays()):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
     # the parallel chunked path too
     from solvers.transport._lightsb_numba import diag_stats
 
-    one = diag_stats(x, y, p.la, p.r, np.exp(p.q), eps, 1)
-    many = diag_stats(x, y, p.la, p.r, np.exp(p.q), eps, 7)
+    one = diag_stats(x, y, p.la, p.r, np.exp(p.q), eps, nchunks=1)
+    many = diag_stats(x, y, p.la, p.r, np.exp(p.q), eps, nchunks=7)
     for a, b in zip(one, many):
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
@@ -181,7 +186,7 @@ def test_drift_is_conditional_expectation_velocity():
     """Independent check of the closed-form drift: for the Gaussian bridge,
     g(x, t) = (E[Y | X_t = x] - x) / (1 - t), computed from the joint Gaussian of (X_t, Y)."""
     _, a, A, plan, sb = _closed_form_bridge()
-    d, eps = 2, plan.epsilon
+    d = 2
     B, C = plan.covariance[d:, d:], plan.cross_covariance
     b = plan.mean[d:]
     x = np.random.default_rng(4).normal(size=(5, d))
@@ -211,7 +216,7 @@ def test_simulate_marginals_match_closed_form():
 def test_sample_matches_conditional_moments(rotated):
     from solvers.transport.benchmark import make_pair
 
-    pair = make_pair(3, 1.0, rotated=rotated, seed=1)
+    pair = make_pair(3, 1.0, rotated=rotated, rng=1)
     sb = pair.bridge()
     x = np.array([[0.3, -0.2, 0.5]])
     y = sb.sample(x, n_samples=40_000, rng=0)[0]
@@ -222,7 +227,7 @@ def test_sample_matches_conditional_moments(rotated):
 def test_numba_sampling_matches_generic():
     from solvers.transport.benchmark import make_pair
 
-    pair = make_pair(4, 0.5, seed=2)
+    pair = make_pair(4, 0.5, rng=2)
     sb = pair.bridge()
     x = pair.sample_x0(50, rng=0)
     p = sb._params
@@ -237,7 +242,7 @@ def test_numba_sampling_matches_generic():
 def test_log_weights_normalised_and_consistent():
     from solvers.transport.benchmark import make_pair
 
-    pair = make_pair(3, 0.3, seed=0)
+    pair = make_pair(3, 0.3, rng=0)
     x = pair.sample_x0(20, rng=0)
     sb = pair.bridge()
     lw = bridge_from_parameters(sb.log_alpha, sb.r, sb.S, 0.3, backend="numpy").log_weights(x)
@@ -275,7 +280,7 @@ def test_strict_namespace_matches_numpy(xp, optimizer):
 def test_full_drift_matches_diag_on_diagonal_parameters():
     from solvers.transport.benchmark import make_pair
 
-    sb = make_pair(3, 0.7, seed=4).bridge()
+    sb = make_pair(3, 0.7, rng=4).bridge()
     full = bridge_from_parameters(sb.log_alpha, sb.r, np.stack([np.diag(s) for s in sb.S]), 0.7)
     x = np.random.default_rng(0).normal(size=(6, 3))
     for t in (0.0, 0.5, 1.0):
@@ -336,7 +341,7 @@ def test_benchmark_pair_fit_reaches_published_accuracy(rotated):
     inputs. The bound 0.1 % leaves room for the finite-sample error at this n."""
     from solvers.transport.benchmark import make_pair, cbw_uvp
 
-    pair = make_pair(2, 1.0, rotated=rotated, seed=0)
+    pair = make_pair(2, 1.0, rotated=rotated, rng=0)
     rng = np.random.default_rng(1)
     x0, x1 = pair.sample_x0(20_000, rng), pair.sample_x1(20_000, rng)
     sb = schrodinger_bridge(x0, x1, 1.0, covariance="full" if rotated else "diag", rng=0)
@@ -351,7 +356,7 @@ def test_float32_stays_float32(backend):
     parameters are compared through the model's conditional means)."""
     from solvers.transport.benchmark import make_pair
 
-    pair = make_pair(2, 1.0, seed=3)
+    pair = make_pair(2, 1.0, rng=3)
     rng = np.random.default_rng(0)
     x0, x1 = pair.sample_x0(3000, rng), pair.sample_x1(3000, rng)
     kw = dict(n_components=5, rng=0, backend=backend, validation_fraction=0.0, maxiter=40)
@@ -368,8 +373,6 @@ def test_float32_stays_float32(backend):
 
 
 def test_restarts_pick_the_lowest_held_out_loss():
-    from solvers.transport.lightsb import _loss_and_grad  # noqa: F401  (same loss as scored)
-
     rng = np.random.default_rng(0)
     x0, x1 = rng.normal(size=(400, 2)), np.concatenate([rng.normal(size=(200, 2)) + 3,
                                                          rng.normal(size=(200, 2)) - 3])
@@ -396,7 +399,6 @@ def test_split_without_displacement_leaves_the_model_unchanged(kind):
     """Splitting a component into two halves with the same r and S keeps c(x) and v(y),
     so the loss is unchanged to rounding; with a displacement the weights still sum to
     one and the children's means sit symmetrically about the parent's."""
-    from solvers.transport.lightsb import _Params, _split_components, _loss_and_grad
     from solvers._lib.rng import Draws
     import array_api_compat.numpy as cnp
 
@@ -408,13 +410,13 @@ def test_split_without_displacement_leaves_the_model_unchanged(kind):
     q = (rng.normal(size=(K, D)) * 0.2 if kind == "diag"
          else np.tril(rng.normal(size=(K, D, D)) * 0.1) + np.eye(D))
     p = _Params(la, r, q, kind)
-    before, _ = _loss_and_grad(x, y, p, eps, cnp, "numpy")
-    same = _split_components(p, x, eps, Draws(0, cnp), cnp, 2 * K, "numpy", scale=0.0)
+    before, _ = loss_and_grad(x, y, p, eps, cnp, Kernels.generic(cnp, "numpy"))
+    same = split_components(p, x, eps, Draws(0, cnp), cnp, 2 * K, "numpy", scale=0.0)
     assert same.r.shape == (2 * K, D)
-    after, _ = _loss_and_grad(x, y, same, eps, cnp, "numpy")
+    after, _ = loss_and_grad(x, y, same, eps, cnp, Kernels.generic(cnp, "numpy"))
     assert abs(float(after) - float(before)) < 1e-12 * abs(float(before))
     # the heaviest two of three only, when capped at K + 2
-    moved = _split_components(p, x, eps, Draws(1, cnp), cnp, K + 2, "numpy", scale=0.5)
+    moved = split_components(p, x, eps, Draws(1, cnp), cnp, K + 2, "numpy", scale=0.5)
     assert moved.r.shape == (K + 2, D)
     np.testing.assert_allclose(np.exp(moved.la).sum(), 1.0, rtol=1e-12)
     parents = np.flatnonzero(~np.isclose(moved.la[:K], la))
@@ -432,7 +434,7 @@ def test_split_growth_escapes_the_fixed_k_local_optimum():
     (k-means++ start) on 500 inputs, so the bounds below separate the two."""
     from solvers.transport.benchmark import make_pair, cbw_uvp
 
-    pair = make_pair(64, 0.1, seed=0)
+    pair = make_pair(64, 0.1, rng=0)
     rng = np.random.default_rng(1)
     x0, x1 = pair.sample_x0(20_000, rng), pair.sample_x1(20_000, rng)
     sb = schrodinger_bridge(x0, x1, 0.1, rng=0, init="split")
@@ -458,3 +460,104 @@ def test_auto_init_keeps_the_better_of_split_and_kmeanspp():
         assert sb.n_components == kept
     one = schrodinger_bridge(x0, x1, 1.0, n_components=1, rng=0)
     assert len(one.restart_scores) == 1 and one.n_components == 1
+
+
+def test_result_keys_hide_the_fitted_internals():
+    """Issue 17 item 12: keys() / repr show result fields only; the methods still work
+    and a pickled bridge keeps them."""
+    import pickle
+
+    rng = np.random.default_rng(0)
+    sb = schrodinger_bridge(rng.normal(size=(200, 2)), rng.normal(size=(200, 2)) + 1, 1.0,
+                            n_components=2, maxiter=20, rng=0)
+    assert not any(k.startswith("_") for k in sb.keys())
+    assert "_params" not in repr(sb) and "_eig" not in repr(sb)
+    back = pickle.loads(pickle.dumps(sb))
+    np.testing.assert_array_equal(back.sample(np.zeros((3, 2)), rng=1),
+                                  sb.sample(np.zeros((3, 2)), rng=1))
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "lbfgs"])
+@pytest.mark.parametrize("covariance", ["diag", "full"])
+def test_callback_sees_the_iterate_as_an_array_of_the_input_namespace(xp, optimizer,
+                                                                      covariance):
+    """intermediate_result.x is the flat parameter vector [log alpha, r, q] (never a
+    private object), in the input's namespace; a stop is success=False, status 99."""
+    from solvers._lib.namespace import array_namespace
+
+    rng = np.random.default_rng(0)
+    K, D = 2, 2
+    x0, x1 = xp.asarray(rng.normal(size=(60, D))), xp.asarray(rng.normal(size=(60, D)) + 1)
+    seen = []
+
+    def cb(res):
+        seen.append(res.x)
+        if len(seen) == 3:
+            raise StopIteration
+
+    sb = schrodinger_bridge(x0, x1, 1.0, n_components=K, covariance=covariance,
+                            optimizer=optimizer, init="kmeans++", maxiter=10, rng=0,
+                            callback=cb)
+    assert sb.status == 99 and sb.success is False and len(seen) == 3
+    q_size = K * D if covariance == "diag" else K * D * D
+    for x in seen:
+        assert array_namespace(x) is array_namespace(x0)
+        assert tuple(x.shape) == (K + K * D + q_size,)
+    if optimizer == "adam":  # (L-BFGS returns the best held-out iterate seen)
+        last = to_numpy(seen[-1])
+        np.testing.assert_allclose(last[K:K + K * D].reshape(K, D), to_numpy(sb.r),
+                                   rtol=1e-12)
+
+
+@pytest.mark.parametrize("S, match", [
+    (np.array([[[1.0, 2.0], [2.0, 1.0]]]), "positive definite"),
+    (np.array([[[1.0, 0.5], [0.0, 1.0]]]), "symmetric"),
+    (np.array([[[np.nan, 0.0], [0.0, 1.0]]]), "S"),
+])
+def test_bridge_from_parameters_rejects_bad_full_S_by_name(S, match):
+    """A ValueError naming S, not a LinAlgError from the Cholesky factorisation."""
+    with pytest.raises(ValueError, match=match):
+        bridge_from_parameters(np.zeros(1), np.zeros((1, 2)), S, 1.0)
+
+
+def test_adam_history_is_the_same_with_batched_host_syncs():
+    """Without a callback the losses reach the host every SYNC_EVERY steps; the history,
+    nit and parameters equal the per-step run (a no-op callback forces one sync a step)."""
+    rng = np.random.default_rng(0)
+    x0, x1 = rng.normal(size=(300, 2)), rng.normal(size=(300, 2)) + 1
+    kw = dict(n_components=3, optimizer="adam", maxiter=123, rng=0)
+    batched = schrodinger_bridge(x0, x1, 1.0, **kw)
+    per_step = schrodinger_bridge(x0, x1, 1.0, callback=lambda r: None, **kw)
+    assert batched.nit == per_step.nit == 123 and batched.loss.size == 123
+    np.testing.assert_array_equal(batched.loss, per_step.loss)
+    np.testing.assert_array_equal(batched.S, per_step.S)
+    assert batched.status == per_step.status == 1 and batched.success
+
+
+def test_adam_non_finite_loss_stops_at_the_first_bad_step():
+    """A loss that overflows ends the fit with the shared non-finite status (4),
+    success=False, and a history ending at the first non-finite value."""
+    rng = np.random.default_rng(0)
+    x0, x1 = rng.normal(size=(200, 2)), rng.normal(size=(200, 2))
+    sb = schrodinger_bridge(1e154 * x0, x1, 1e-300, n_components=2, optimizer="adam",
+                            maxiter=200, rng=0)
+    assert sb.status == 4 and sb.success is False
+    assert not np.isfinite(sb.loss[-1]) and np.all(np.isfinite(sb.loss[:-1]))
+    assert sb.nit == sb.loss.size
+
+
+def test_make_pair_takes_rng_like_every_other_function():
+    """Issue 14: rng= (an int names a pair; seed= is a deprecated alias giving the same
+    pair); a Generator draws a potential from its stream."""
+    from solvers.transport.benchmark import make_pair
+
+    a = make_pair(3, 1.0, rng=4)
+    with pytest.warns(DeprecationWarning, match="rng="):
+        b = make_pair(3, 1.0, seed=4)
+    np.testing.assert_array_equal(a.means, b.means)
+    g1 = make_pair(3, 1.0, rng=np.random.default_rng(1))
+    g2 = make_pair(3, 1.0, rng=np.random.default_rng(1))
+    np.testing.assert_array_equal(g1.means, g2.means)
+    assert not np.array_equal(g1.means, a.means)
+    with pytest.raises(ValueError, match="rng"):
+        make_pair(3, 1.0, rng=-1)

@@ -345,3 +345,45 @@ def test_authors_protocol_generator_and_perturbation():
         perturb(m, S, r, method="nope")
     with pytest.raises(RuntimeError, match="placed only"):
         synthetic_patterns(50, 2, min_separation=50.0, rng=0)
+
+
+@pytest.mark.parametrize("make", [
+    lambda xp: GaussianMemory(xp.zeros((0, 2)), xp.zeros((0, 2, 2))),
+    lambda xp: GaussianMemory(xp.zeros((0, 2)), xp.zeros((0, 2))),
+    lambda xp: VectorMemory(xp.zeros((0, 2))),
+], ids=["gaussian-full", "gaussian-variances", "vector"])
+def test_zero_patterns_is_a_clear_error(xp, make):
+    """Issue 17 item 8: no numpy 'zero-size array to reduction' from deep inside."""
+    with pytest.raises(ValueError, match="at least one stored pattern"):
+        make(xp)
+
+
+@pytest.mark.parametrize("kind", ["full", "commuting", "variances"])
+def test_zero_queries_give_empty_results_of_the_right_shape(xp, kind):
+    """Issue 17 item 8: zero queries are answered with empty arrays (Q = 0), not an error."""
+    m, S = separated(N=5, d=2, seed=3, commuting=kind != "full")
+    if kind == "variances":
+        S = np.stack([np.diag(s) for s in S])
+    mem = GaussianMemory(xp.asarray(m), xp.asarray(S), beta=1.0)
+    qm = xp.zeros((0, 2))
+    qS = xp.zeros((0, 2)) if kind == "variances" else xp.zeros((0, 2, 2))
+    res = mem.retrieve(qm, qS)
+    assert res.success and tuple(res.means.shape) == (0, 2)
+    assert tuple(res.covs.shape) == tuple(qS.shape)
+    assert tuple(res.energy.shape) == (1, 0) and tuple(res.index.shape) == (0,)
+    assert tuple(mem.energy(qm, qS).shape) == (0,)
+    assert tuple(mem.weights(qm, qS).shape) == (0, 5)
+    assert tuple(mem.distances(qm, qS).shape) == (0, 5)
+    assert tuple(mem.nearest(qm, qS).shape) == (0,)
+    vm = VectorMemory(xp.asarray(m), beta=1.0)
+    vres = vm.retrieve(qm)
+    assert vres.success and tuple(vres.x.shape) == (0, 2)
+    assert tuple(vm.weights(qm).shape) == (0, 5) and tuple(vm.energy(qm).shape) == (0,)
+
+
+def test_non_finite_state_has_the_shared_status():
+    """Overflowing distances end the retrieval with status 4 (non-finite), success=False."""
+    X = np.array([[1e200, 0.0], [-1e200, 0.0]])
+    with np.errstate(all="ignore"):
+        res = VectorMemory(X, beta=1.0).retrieve(np.array([[0.0, 1.0]]))
+    assert res.status == 4 and res.success is False and "non-finite" in res.message

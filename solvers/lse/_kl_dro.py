@@ -209,7 +209,7 @@ def kl_dro_objective(theta, X, y, *, lam, loss="squared", l2=0.0):
     return value, grad
 
 
-def kl_dro(X, y, *, lam=1.0, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=0.005,
+def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=0.005,
            batch_size=32, epochs=5, maxiter=None, lr=0.05, average=0.5, rng=None,
            callback=None, progress=False, backend="auto", options=None):
     r"""KL-distributionally robust linear regression or classification.
@@ -223,9 +223,9 @@ def kl_dro(X, y, *, lam=1.0, loss="squared", l2=0.0, method="safe-kl", x0=None, 
     X : array, shape (n, d)
     y : array, shape (n,)
         Targets (``"squared"``) or labels in {-1, +1} (``"logistic"``).
-    lam : float, optional
-        Temperature :math:`\lambda > 0` (default 1): large is close to the empirical risk,
-        small to the worst case; the radius of the KL ball it penalises grows as it
+    lam : float
+        Temperature :math:`\lambda > 0`, a modelling choice (no default): large is close
+        to the empirical risk, small to the worst case; the radius of the KL ball it penalises grows as it
         shrinks.
     loss : {"squared", "logistic"}
         ``"logistic"`` takes labels in {-1, +1}, or in {0, 1} as scikit-learn's binary

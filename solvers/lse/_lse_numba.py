@@ -1,23 +1,323 @@
-"""Numba kernels for :func:`solvers.logsumexp` on numpy input.
+"""Numba kernels for :func:`solvers.logsumexp`, :func:`softmax` and :func:`log_softmax`.
 
-The input is viewed as ``(pre, n, post)`` with the reduced axes in the middle (no copy when
-the reduced axes are contiguous in a C-ordered array). Each output lane gets three numbers
-in one pass over its ``n`` entries after the max pass: the max ``mx``, the weight of the
-maximal entries ``m`` and the scaled sum of the others ``s``; then
-``out = mx + log|m| + log1p(s/m)`` exactly as the generic code. Accumulation is in float64
-for any input dtype.
+Two ideas make these kernels run near the speed of reading the array once:
+
+1. :func:`fast_exp`, an ``exp`` written so that LLVM vectorises it (this llvmlite has no
+   SVML, so ``math.exp`` in a loop is a scalar libm call). With :math:`x = n \\ln 2 + r`,
+   :math:`|r| \\le \\tfrac12 \\ln 2`,
+
+   .. math:: e^x = 2^n e^r, \\qquad e^r \\approx \\sum_{k=0}^{13} r^k / k!
+
+   ``n`` comes from the round-to-nearest "shifter" trick (``x log2(e) + 1.5 * 2^52``), ``r``
+   from a two-constant Cody-Waite reduction, the Taylor tail is below ``4e-18`` and the
+   scale :math:`2^n = 2^{n_1} 2^{n_2}` is built from exponent bits in two halves, so
+   subnormal results and overflow to ``inf`` come out right. Max error < 1 ulp over the
+   whole double range (tested against ``np.exp`` and long double); NaN propagates.
+   Other areas import it for their fused loops.
+2. An online (single-pass) reduction in cache-sized chunks: per chunk the max is found,
+   the running partial is rescaled once if the max grew, then ``exp`` is summed over the
+   chunk while it is still in cache. Each lane keeps SciPy's three numbers: the max ``mx``,
+   the total weight ``m`` of entries equal to it and the scaled sum ``s`` of the others, so
+   ``out = mx + log|m| + log1p(s / m)`` keeps full relative accuracy near one.
+
+The input is viewed as ``(pre, n, post)`` with the reduced axes in the middle. ``post == 1``
+(reduction over contiguous memory) uses the row kernel; otherwise blocks of ``post`` columns
+are walked in chunks of rows, so memory is read sequentially. Accumulation is float64 for
+every input dtype. A lane whose stable result is not finite (inf or NaN input, all ``-inf``)
+is recomputed by the naive formula, which gives SciPy's special values.
 """
 import math
 
+import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 from .._lib.numba_config import jit, jit_parallel, prange
 
 
+@intrinsic
+def _f64_bits(typingctx, x):
+    """Reinterpret a float64 as int64 (an LLVM bitcast; vectorises)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _bits_f64(typingctx, x):
+    """Reinterpret an int64 as float64."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+    return types.float64(types.int64), codegen
+
+
+_LOG2E = 1.4426950408889634
+_LN2_HI = 0.693147180369123816490   # 0x3fe62e42fee00000: n * _LN2_HI is exact for |n| < 2^11
+_LN2_LO = 1.90821492927058770002e-10
+_SHIFT = 6755399441055744.0         # 1.5 * 2^52: x + _SHIFT rounds x to an integer
+
+
+# Only "contract" (FMA): "reassoc" would fold (t + SHIFT) - SHIFT away. Instruction flags
+# survive inlining into the fastmath loops of the callers.
+@numba.njit(cache=True, fastmath={"contract"}, nogil=True)
+def fast_exp(x):
+    """``exp(x)`` for a float64 scalar, < 1 ulp, branch-free so loops calling it vectorise.
+
+    Special values as ``math.exp``: ``exp(nan) = nan``, ``exp(inf) = inf``,
+    ``exp(-inf) = 0``, overflow (``x > 709.78``) gives ``inf`` and underflow gives
+    subnormals then ``0``.
+    """
+    x = 710.0 if x > 710.0 else x     # NaN passes both selects unchanged
+    x = -746.0 if x < -746.0 else x
+    t = x * _LOG2E + _SHIFT
+    nf = t - _SHIFT
+    ni = _f64_bits(t) - _f64_bits(_SHIFT)
+    r = (x - nf * _LN2_HI) - nf * _LN2_LO
+    p = 1.0 / 6227020800.0
+    p = p * r + 1.0 / 479001600.0
+    p = p * r + 1.0 / 39916800.0
+    p = p * r + 1.0 / 3628800.0
+    p = p * r + 1.0 / 362880.0
+    p = p * r + 1.0 / 40320.0
+    p = p * r + 1.0 / 5040.0
+    p = p * r + 1.0 / 720.0
+    p = p * r + 1.0 / 120.0
+    p = p * r + 1.0 / 24.0
+    p = p * r + 1.0 / 6.0
+    p = p * r + 0.5
+    p = p * r + 1.0
+    p = p * r + 1.0
+    n1 = ni >> 1
+    n2 = ni - n1
+    return p * _bits_f64((n1 + 1023) << 52) * _bits_f64((n2 + 1023) << 52)
+
+
 @jit
-def _finish_lane(mx, m, s, has_nan, return_sign):
-    """Turn (max, tie weight, rest sum) into (out, sign); NaN-safe; None-free."""
-    if has_nan:
+def exp_into(x, out):
+    """``out[i] = fast_exp(x[i])`` over 1-D arrays (used by tests and benchmarks)."""
+    for i in range(x.shape[0]):
+        out[i] = fast_exp(x[i])
+
+
+# --- per-lane statistics: (max, tie weight, rest sum) --------------------------------------
+
+@jit
+def _rescale(mx, m, s, new_mx):
+    """Move the partial (mx, m, s) to a larger max: old ties join the rest sum. A lane
+    that held only -inf restarts from zero, keeping a NaN it met (NaN input)."""
+    if new_mx > mx:
+        if mx == -math.inf:
+            return new_mx, 0.0 * m, 0.0 * s   # 0, or NaN kept (NaN input, inf weight)
+        f = fast_exp(mx - new_mx)
+        return new_mx, 0.0, (s + m) * f
+    return mx, m, s
+
+
+@jit
+def _chunk_max(x, w):
+    """max of x (entries with weight 0 skipped, NaN ignored) with eight independent
+    accumulators: a single select-chain does not vectorise without ``nnan``. ``w`` is None
+    or the weights (Numba compiles the two cases separately)."""
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = -math.inf
+    n = x.shape[0]
+    n8 = n - n % 8
+    for i in range(0, n8, 8):
+        v0, v1, v2, v3 = x[i], x[i + 1], x[i + 2], x[i + 3]
+        v4, v5, v6, v7 = x[i + 4], x[i + 5], x[i + 6], x[i + 7]
+        if w is not None:
+            v0 = -math.inf if w[i] == 0.0 else v0
+            v1 = -math.inf if w[i + 1] == 0.0 else v1
+            v2 = -math.inf if w[i + 2] == 0.0 else v2
+            v3 = -math.inf if w[i + 3] == 0.0 else v3
+            v4 = -math.inf if w[i + 4] == 0.0 else v4
+            v5 = -math.inf if w[i + 5] == 0.0 else v5
+            v6 = -math.inf if w[i + 6] == 0.0 else v6
+            v7 = -math.inf if w[i + 7] == 0.0 else v7
+        a0 = v0 if v0 > a0 else a0
+        a1 = v1 if v1 > a1 else a1
+        a2 = v2 if v2 > a2 else a2
+        a3 = v3 if v3 > a3 else a3
+        a4 = v4 if v4 > a4 else a4
+        a5 = v5 if v5 > a5 else a5
+        a6 = v6 if v6 > a6 else a6
+        a7 = v7 if v7 > a7 else a7
+    bm = np.float64(max(max(max(a0, a1), max(a2, a3)), max(max(a4, a5), max(a6, a7))))
+    for i in range(n8, n):
+        v = np.float64(x[i])
+        if w is not None:
+            v = -math.inf if w[i] == 0.0 else v
+        bm = v if v > bm else bm
+    return bm
+
+
+@jit
+def _chunk_sums(x, w, mx):
+    """(tie weight, rest sum) of x against ``mx``.
+
+    Ties with the max are split off by a 0/1 factor rather than a branch, so the loop
+    vectorises. The shift is ``mx``, or 0 when ``mx`` is infinite (so -inf - -inf never
+    makes a NaN); a lane with an infinite max takes the naive fallback anyway.
+    """
+    m = 0.0
+    s = 0.0
+    sh = mx if math.isfinite(mx) else 0.0   # -inf - -inf would be NaN
+    if w is None:
+        for i in range(x.shape[0]):
+            v = np.float64(x[i])
+            t = np.float64(v == mx)
+            m += t
+            s += (1.0 - t) * fast_exp(v - sh)
+    else:
+        for i in range(x.shape[0]):
+            wi = np.float64(w[i])
+            v = -math.inf if wi == 0.0 else np.float64(x[i])
+            t = np.float64(v == mx)
+            m += wi * t
+            s += wi * (1.0 - t) * fast_exp(v - sh)
+    return m, s
+
+
+@jit
+def _row_stats(x, w, chunk):
+    """Online (mx, m, s) of a contiguous 1-D lane ``x`` with weights ``w`` (or None)."""
+    n = x.shape[0]
+    mx, m, s = -math.inf, 0.0, 0.0
+    for c0 in range(0, n, chunk):
+        c1 = min(c0 + chunk, n)
+        xc = x[c0:c1]
+        wc = None if w is None else w[c0:c1]
+        mx, m, s = _rescale(mx, m, s, _chunk_max(xc, wc))
+        dm, ds = _chunk_sums(xc, wc, mx)
+        m += dm
+        s += ds
+    return mx, m, s
+
+
+@jit
+def _stats_row_k(a, b, mx, m, s, chunk, k):
+    if b is None:
+        mx[k], m[k], s[k] = _row_stats(a[k], None, chunk)
+    else:
+        mx[k], m[k], s[k] = _row_stats(a[k], b[k], chunk)
+
+
+@jit_parallel
+def _stats_rows(a, b, mx, m, s, chunk):
+    """Lane statistics of every row of a C-contiguous (lanes, n) array, in parallel."""
+    for k in prange(a.shape[0]):
+        _stats_row_k(a, b, mx, m, s, chunk, k)
+
+
+@jit
+def _stats_rows_serial(a, b, mx, m, s, chunk):
+    """Serial twin of :func:`_stats_rows` for small inputs (no thread start-up)."""
+    for k in range(a.shape[0]):
+        _stats_row_k(a, b, mx, m, s, chunk, k)
+
+
+@jit
+def _cols_max(row, wrow, bm):
+    """bm = max(bm, row) elementwise (weight-0 entries skipped). Indices start at 0: an
+    offset index defeats LLVM's proof that it is non-negative, and with it vectorisation."""
+    for j in range(bm.shape[0]):
+        v = np.float64(row[j])
+        if wrow is not None:
+            v = -math.inf if wrow[j] == 0.0 else v
+        bm[j] = v if v > bm[j] else bm[j]
+
+
+@jit
+def _cols_sums(row, wrow, mx, sh, m, s):
+    """Tie weight and rest sum of one row against the column maxima ``mx`` (``sh``: the
+    maxima with non-finite ones replaced by 0, so -inf - -inf never makes a NaN)."""
+    if wrow is None:
+        for j in range(mx.shape[0]):
+            v = np.float64(row[j])
+            t = np.float64(v == mx[j])
+            m[j] += t
+            s[j] += (1.0 - t) * fast_exp(v - sh[j])
+    else:
+        for j in range(mx.shape[0]):
+            wi = np.float64(wrow[j])
+            v = -math.inf if wi == 0.0 else np.float64(row[j])
+            t = np.float64(v == mx[j])
+            m[j] += wi * t
+            s[j] += wi * (1.0 - t) * fast_exp(v - sh[j])
+
+
+@jit
+def _col_block(a, b, p, q0, mx, m, s, rows):
+    """Online statistics of columns q0:q0 + len(mx) of slab p of a (pre, n, post) array.
+
+    Rows are taken in chunks of ``rows``: a chunk's column maxima, one rescale per
+    column, then the exp pass over the chunk while it is in cache. Loops run over
+    contiguous row slices (``a[p, i]``) so that LLVM vectorises them.
+    """
+    n = a.shape[1]
+    q1 = q0 + mx.shape[0]
+    bm = np.empty(mx.shape[0])
+    sh = np.empty(mx.shape[0])
+    for r0 in range(0, n, rows):
+        r1 = min(r0 + rows, n)
+        bm[:] = -math.inf
+        for i in range(r0, r1):
+            if b is None:
+                _cols_max(a[p, i, q0:q1], None, bm)
+            else:
+                _cols_max(a[p, i, q0:q1], b[p, i, q0:q1], bm)
+        for j in range(bm.shape[0]):
+            mx[j], m[j], s[j] = _rescale(mx[j], m[j], s[j], bm[j])
+            sh[j] = mx[j] if math.isfinite(mx[j]) else 0.0
+        for i in range(r0, r1):
+            if b is None:
+                _cols_sums(a[p, i, q0:q1], None, mx, sh, m, s)
+            else:
+                _cols_sums(a[p, i, q0:q1], b[p, i, q0:q1], mx, sh, m, s)
+
+
+@jit
+def _stats_cols_task(a, b, mx, m, s, block, rows, task):
+    """One task of the column kernel: columns [q0, q0 + block) of slab p."""
+    post = a.shape[2]
+    nblocks = (post + block - 1) // block
+    p = task // nblocks
+    q0 = (task - p * nblocks) * block
+    q1 = min(q0 + block, post)
+    bmx = np.full(q1 - q0, -math.inf)
+    bm = np.zeros(q1 - q0)
+    bs = np.zeros(q1 - q0)
+    _col_block(a, b, p, q0, bmx, bm, bs, rows)
+    mx[p, q0:q1] = bmx
+    m[p, q0:q1] = bm
+    s[p, q0:q1] = bs
+
+
+@jit_parallel
+def _stats_cols(a, b, mx, m, s, block, rows):
+    """Lane statistics of a (pre, n, post) array, reducing the middle axis, in parallel
+    over (slab, column block) tasks."""
+    ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
+    for task in prange(ntasks):
+        _stats_cols_task(a, b, mx, m, s, block, rows, task)
+
+
+@jit
+def _stats_cols_serial(a, b, mx, m, s, block, rows):
+    """Serial twin of :func:`_stats_cols` for small inputs."""
+    ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
+    for task in range(ntasks):
+        _stats_cols_task(a, b, mx, m, s, block, rows, task)
+
+
+# --- finishing a lane ----------------------------------------------------------------------
+
+@jit
+def _finish_lane(mx, m, s, return_sign):
+    """(max, tie weight, rest sum) -> (out, sign) by the log1p formula; NaN (hence the
+    naive fallback) when the tie weights cancel."""
+    if m == 0.0:
         return math.nan, math.nan
     if s != 0.0:
         s = s / m
@@ -33,132 +333,103 @@ def _finish_lane(mx, m, s, has_nan, return_sign):
 
 
 @jit
-def _lane_rows(a, b, has_b, p, q, n):
-    """max / tie weight / rest sum of lane (p, :, q) of a (pre, n, post) array."""
-    mx = -math.inf
-    has_nan = False
-    for i in range(n):
-        x = a[p, i, q]
-        if has_b and b[p, i, q] == 0.0:
-            continue
-        if x != x:
-            has_nan = True
-        elif x > mx:
-            mx = x
-    m = 0.0
-    s = 0.0
-    for i in range(n):
-        w = b[p, i, q] if has_b else 1.0
-        if w == 0.0:
-            continue
-        x = a[p, i, q]
-        if x == mx:
-            m += w
-        else:
-            s += w * math.exp(x - mx)
-    return mx, m, s, has_nan
-
-
-@jit
-def _naive_lane(a, b, has_b, p, q, n):
-    """log|sum b exp(a)| and its sign: SciPy's answer when the stable formula is not finite."""
+def _naive_lane(a, b, p, q, return_sign):
+    """log|sum b exp(a)| over lane (p, :, q): SciPy's answer when the stable one is not
+    finite. No skip of b == 0: 0 * exp(inf) is NaN, as in SciPy."""
     t = 0.0
-    for i in range(n):
-        w = b[p, i, q] if has_b else 1.0
-        t += w * math.exp(a[p, i, q])  # no skip of w == 0: 0 * inf is NaN, as in SciPy
+    for i in range(a.shape[1]):
+        w = 1.0 if b is None else np.float64(b[p, i, q])
+        t += w * math.exp(np.float64(a[p, i, q]))
     if t != t:
         return math.nan, math.nan
     sgn = 0.0 if t == 0.0 else math.copysign(1.0, t)
-    return math.log(abs(t)), sgn
-
-
-@jit
-def _one_lane(a, b, has_b, p, q, n, return_sign):
-    mx, m, s, has_nan = _lane_rows(a, b, has_b, p, q, n)
-    out, sgn = _finish_lane(mx, m, s, has_nan, return_sign)
-    if not has_nan and not math.isfinite(out):
-        out, sgn = _naive_lane(a, b, has_b, p, q, n)
-        if not return_sign and sgn < 0:
-            out = math.nan
+    out = math.log(abs(t))
+    if not return_sign and sgn < 0:
+        out = math.nan
     return out, sgn
 
 
-@jit_parallel
-def _reduce_parallel(a, b, has_b, return_sign, out, sgn):
-    pre, n, post = a.shape
-    for k in prange(pre * post):
-        p = k // post
-        q = k - p * post
-        o, g = _one_lane(a, b, has_b, p, q, n, return_sign)
-        out[p, q] = o
-        sgn[p, q] = g
-
-
 @jit
-def _reduce_serial(a, b, has_b, return_sign, out, sgn):
+def _finish(a, b, mx, m, s, return_sign, out, sgn):
     pre, n, post = a.shape
     for p in range(pre):
         for q in range(post):
-            o, g = _one_lane(a, b, has_b, p, q, n, return_sign)
+            o, g = _finish_lane(mx[p, q], m[p, q], s[p, q], return_sign)
+            if not math.isfinite(o):
+                o, g = _naive_lane(a, b, p, q, return_sign)
             out[p, q] = o
             sgn[p, q] = g
 
 
-@jit_parallel
-def _reduce_columns(a, b, has_b, return_sign, out, sgn, block):
-    """Reduction over the middle axis when ``post`` is long: blocks of columns per thread.
+# --- softmax / log_softmax: one elementwise pass after the lane statistics -----------------
 
-    Walking rows inside a block of contiguous columns keeps memory access sequential, which
-    the lane-per-thread kernel does not for ``axis=0`` of a C-ordered matrix.
-    """
+@jit
+def _softmax_lanes(a, mx, m, s, log):
+    """Per lane (shift, denominator), SciPy's rules: softmax divides exp(a - mx) by
+    m + s (NaN for a non-finite max); log_softmax subtracts log(m) + log1p(s / m), or
+    shifts by 0 and subtracts log(sum exp(a)) when the max is not finite."""
     pre, n, post = a.shape
-    nblocks = (post + block - 1) // block
-    for task in prange(pre * nblocks):
-        p = task // nblocks
-        q0 = (task - p * nblocks) * block
-        q1 = min(q0 + block, post)
-        width = q1 - q0
-        mx = np.full(width, -math.inf)
-        nan = np.zeros(width, dtype=np.bool_)
-        for i in range(n):
-            for j in range(width):
-                x = a[p, i, q0 + j]
-                if has_b and b[p, i, q0 + j] == 0.0:
-                    continue
-                if x != x:
-                    nan[j] = True
-                elif x > mx[j]:
-                    mx[j] = x
-        m = np.zeros(width)
-        s = np.zeros(width)
-        for i in range(n):
-            for j in range(width):
-                w = b[p, i, q0 + j] if has_b else 1.0
-                if w == 0.0:
-                    continue
-                x = a[p, i, q0 + j]
-                if x == mx[j]:
-                    m[j] += w
-                else:
-                    s[j] += w * math.exp(x - mx[j])
-        for j in range(width):
-            o, g = _finish_lane(mx[j], m[j], s[j], nan[j], return_sign)
-            if not nan[j] and not math.isfinite(o):
-                o, g = _naive_lane(a, b, has_b, p, q0 + j, n)
-                if not return_sign and g < 0:
-                    o = math.nan
-            out[p, q0 + j] = o
-            sgn[p, q0 + j] = g
+    for p in range(pre):
+        for q in range(post):
+            if not log:
+                s[p, q] = m[p, q] + s[p, q] if math.isfinite(mx[p, q]) else math.nan
+                continue
+            if math.isfinite(mx[p, q]) and m[p, q] > 0.0:
+                s[p, q] = math.log(m[p, q]) + math.log1p(s[p, q] / m[p, q])
+                continue
+            t = 0.0
+            for i in range(n):
+                t += math.exp(np.float64(a[p, i, q]))
+            mx[p, q] = 0.0
+            s[p, q] = math.log(t)
 
+
+@jit
+def _softmax_row(x, shift, den, log, out):
+    if log:
+        for i in range(x.shape[0]):
+            out[i] = (np.float64(x[i]) - shift) - den
+    else:
+        inv = 1.0 / den
+        for i in range(x.shape[0]):
+            out[i] = fast_exp(np.float64(x[i]) - shift) * inv
+
+
+@jit
+def _softmax_slab(a, mx, den, log, out, p):
+    """Output of slab p; the inner loop runs over contiguous memory."""
+    pre, n, post = a.shape
+    if post == 1:
+        _softmax_row(a[p].reshape(n), mx[p, 0], den[p, 0], log, out[p].reshape(n))
+        return
+    for i in range(n):
+        row = a[p, i]
+        orow = out[p, i]
+        for q in range(post):
+            z = np.float64(row[q]) - mx[p, q]
+            orow[q] = z - den[p, q] if log else fast_exp(z) / den[p, q]
+
+
+@jit_parallel
+def _softmax_apply(a, mx, den, log, out):
+    for p in prange(a.shape[0]):
+        _softmax_slab(a, mx, den, log, out, p)
+
+
+@jit
+def _softmax_apply_serial(a, mx, den, log, out):
+    for p in range(a.shape[0]):
+        _softmax_slab(a, mx, den, log, out, p)
+
+
+# --- python drivers ------------------------------------------------------------------------
 
 def _as_three_axes(x, axes):
     """View ``x`` as (pre, n, post) with ``axes`` in the middle; copies only if needed."""
     ndim = x.ndim
-    contiguous_block = list(axes) == list(range(axes[0], axes[-1] + 1))
-    if not contiguous_block:
-        rest = [i for i in range(ndim) if i not in axes]
+    if list(axes) != list(range(axes[0], axes[-1] + 1)):
         x = np.moveaxis(x, list(axes), list(range(ndim - len(axes), ndim)))
-        axes = tuple(range(len(rest), ndim))
+        axes = tuple(range(ndim - len(axes), ndim))
     shape = x.shape
     # math.prod on tuples: np.prod costs ~10 us a call, a third of a small reduction
     pre = math.prod(shape[:axes[0]])
@@ -167,25 +438,57 @@ def _as_three_axes(x, axes):
     return np.ascontiguousarray(x).reshape(pre, n, post)
 
 
-# Below this many elements the thread start-up costs more than it saves.
+_ROW_CHUNK = 1024      # elements per online chunk along a contiguous lane (8 KiB)
+_COL_BLOCK = 512       # columns per task when reducing a strided axis
+_COL_ROWS = 16         # rows per online chunk in the column kernel (64 KiB tile)
+# Below this many elements the thread start-up costs more than it saves: serial twins run.
 _PARALLEL_MIN_SIZE = 1 << 15
-_COLUMN_BLOCK = 256
 
 
-def lse_reduce(a, b, axes, return_sign):
+def lane_stats(a3, b3):
+    """(mx, m, s) arrays of shape (pre, post) for a (pre, n, post) array and weights."""
+    pre, n, post = a3.shape
+    mx = np.empty((pre, post))
+    m = np.empty((pre, post))
+    s = np.empty((pre, post))
+    small = a3.size < _PARALLEL_MIN_SIZE
+    if post == 1:
+        b2 = None if b3 is None else b3.reshape(pre, n)
+        rows = _stats_rows_serial if small else _stats_rows
+        rows(a3.reshape(pre, n), b2, mx.reshape(pre), m.reshape(pre), s.reshape(pre),
+             _ROW_CHUNK)
+    else:
+        cols = _stats_cols_serial if small else _stats_cols
+        cols(a3, b3, mx, m, s, _COL_BLOCK, _COL_ROWS)
+    return mx, m, s
+
+
+def lse_reduce(a, b, axes, return_sign, xp=None):
     """Reduce ``axes`` of numpy ``a`` (weights ``b`` or None); returns keepdims (out, sign)."""
     a3 = _as_three_axes(a, axes)
-    has_b = b is not None
-    b3 = _as_three_axes(b, axes) if has_b else np.empty((1, 1, 1), dtype=a3.dtype)
-    pre, n, post = a3.shape
-    out = np.empty((pre, post), dtype=np.float64)
-    sgn = np.empty((pre, post), dtype=np.float64)
-    if a3.size < _PARALLEL_MIN_SIZE:
-        _reduce_serial(a3, b3, has_b, return_sign, out, sgn)
-    elif post >= 64:
-        _reduce_columns(a3, b3, has_b, return_sign, out, sgn, _COLUMN_BLOCK)
-    else:
-        _reduce_parallel(a3, b3, has_b, return_sign, out, sgn)
+    b3 = None if b is None else _as_three_axes(b, axes)
+    mx, m, s = lane_stats(a3, b3)
+    out = np.empty(mx.shape)
+    sgn = np.empty(mx.shape)
+    _finish(a3, b3, mx, m, s, return_sign, out, sgn)
     keep_shape = tuple(1 if i in axes else k for i, k in enumerate(a.shape))
     return (out.astype(a.dtype, copy=False).reshape(keep_shape),
             sgn.astype(a.dtype, copy=False).reshape(keep_shape))
+
+
+def softmax_numba(x, axes, log, xp=None):
+    """softmax (or log_softmax) of numpy ``x`` over ``axes`` with SciPy's semantics."""
+    x3 = _as_three_axes(x, axes)
+    mx, m, s = lane_stats(x3, None)
+    _softmax_lanes(x3, mx, m, s, log)        # s becomes the denominator (or its log)
+    out3 = np.empty(x3.shape, dtype=np.float64)
+    apply = _softmax_apply_serial if x3.size < _PARALLEL_MIN_SIZE else _softmax_apply
+    apply(x3, mx, s, log, out3)
+    ndim = x.ndim
+    if list(axes) == list(range(axes[0], axes[-1] + 1)):
+        out = out3.reshape(x.shape)
+    else:
+        moved = [i for i in range(ndim) if i not in axes] + list(axes)
+        out = np.moveaxis(out3.reshape(tuple(x.shape[i] for i in moved)),
+                          list(range(ndim - len(axes), ndim)), list(axes))
+    return out.astype(x.dtype, copy=False)

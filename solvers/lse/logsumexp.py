@@ -14,6 +14,7 @@ import numpy as np
 from .._lib.namespace import array_namespace, is_numpy_namespace
 from .._lib.backend import resolve_backend
 from .._lib.validation import as_float_array
+from ._lse_kernels import join_lazy, kernel
 
 
 def _normalize_axis(axis, ndim):
@@ -32,12 +33,48 @@ def _normalize_axis(axis, ndim):
     return tuple(sorted(out))
 
 
-def _prepare(a, b, xp):
-    a = as_float_array(a, xp, "a")
+def _as_real(x, xp, name):
+    """``x`` as an array of ``xp``, real (complex is a TypeError); integers stay integers
+    here so that promotion against the other operand follows SciPy."""
+    x = xp.asarray(x) if not is_numpy_namespace(xp) or hasattr(x, "__array_namespace__") \
+        else np.asarray(x)
+    if xp.isdtype(x.dtype, "complex floating"):
+        raise TypeError(f"{name} must be real, got complex dtype {x.dtype}")
+    if not xp.isdtype(x.dtype, ("real floating", "integral", "bool")):
+        raise TypeError(f"{name} must be numeric, got dtype {x.dtype}")
+    return x
+
+
+def _float_dtype(xp, *arrays):
+    """SciPy's promotion: the namespace's result type of the inputs (numpy: float32 with
+    int64 is float64; torch: float32), the floating inputs' type where the namespace
+    refuses mixed kinds (with integers as float64, as SciPy), and float64 when nothing is
+    floating."""
+    try:
+        dtype = xp.result_type(*arrays)
+    except TypeError:   # array_api_strict: integers count as the default float
+        floats = [x.dtype if xp.isdtype(x.dtype, "real floating") else xp.float64
+                  for x in arrays]
+        dtype = xp.result_type(*floats)
+    return dtype if xp.isdtype(dtype, "real floating") else xp.float64
+
+
+def _compute_dtype(dtype, xp):
+    """float16 is computed in float32 (as SciPy does) and cast back at the end."""
+    f16 = getattr(xp, "float16", None)
+    return xp.float32 if f16 is not None and dtype == f16 else dtype
+
+
+def _prepare_typed(a, b, xp):
+    """Validate, promote (SciPy's rules) and broadcast; returns (a, b, user dtype)."""
+    a = _as_real(a, xp, "a")
     if b is not None:
-        b = as_float_array(b, xp, "b")
-        dtype = xp.result_type(a.dtype, b.dtype)
-        a, b = xp.astype(a, dtype), xp.astype(b, dtype)
+        b = _as_real(b, xp, "b")
+    dtype = _float_dtype(xp, a) if b is None else _float_dtype(xp, a, b)
+    work = _compute_dtype(dtype, xp)
+    a = xp.astype(a, work, copy=False)
+    if b is not None:
+        b = xp.astype(b, work, copy=False)
         try:
             a, b = xp.broadcast_arrays(a, b)
         except ValueError:
@@ -46,7 +83,7 @@ def _prepare(a, b, xp):
     if a.ndim == 0:
         a = xp.reshape(a, (1,))
         b = None if b is None else xp.reshape(b, (1,))
-    return a, b
+    return a, b, dtype
 
 
 def _lse_generic(a, b, axes, return_sign, xp):
@@ -55,7 +92,7 @@ def _lse_generic(a, b, axes, return_sign, xp):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         a_input = a
         if b is not None:
-            a = xp.where(b == 0, xp.asarray(ninf, dtype=a.dtype), a)
+            a = xp.where(b == 0, xp.asarray(ninf, dtype=a.dtype, device=_device(a)), a)
         a_max = xp.max(a, axis=axes, keepdims=True)
         is_max = a == a_max
         ones = xp.ones_like(a) if b is None else b
@@ -68,7 +105,7 @@ def _lse_generic(a, b, axes, return_sign, xp):
         s = xp.where(s < -1, -s - 2, s)
         out = xp.log1p(s) + xp.log(xp.abs(m)) + a_max
         if not return_sign:
-            out = xp.where(sgn < 0, xp.asarray(xp.nan, dtype=out.dtype), out)
+            out = xp.where(sgn < 0, xp.asarray(xp.nan, dtype=out.dtype, device=_device(out)), out)
         finite = xp.isfinite(out)
         if not bool(xp.all(finite)):
             # infinite or NaN input, or an overflow: the naive sum over the *unmasked* input
@@ -88,8 +125,17 @@ def _squeeze(x, axes, keepdims, xp):
     return xp.reshape(x, shape)
 
 
-def _finish(x, xp):
-    # numpy users get a scalar for a full reduction, as from scipy.special.logsumexp
+def _prepare(a, b, xp):
+    """(a, b) validated, promoted and broadcast, in the compute dtype (used by Safe-KL)."""
+    a, b, _ = _prepare_typed(a, b, xp)
+    return a, b
+
+
+def _finish(x, xp, dtype=None):
+    """Cast back to the user's dtype (float16); numpy users get a scalar for a full
+    reduction, as from :func:`scipy.special.logsumexp`."""
+    if dtype is not None and x.dtype != dtype:
+        x = xp.astype(x, dtype)
     if is_numpy_namespace(xp) and x.ndim == 0:
         return x[()]
     return x
@@ -149,25 +195,29 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, backen
     >>> logsumexp([1.0, 2.0], b=[1.0, -1.0], return_sign=True)
     (np.float64(1.5413248546129181), np.float64(-1.0))
     """
+    a, b = join_lazy(a, b)
     xp = array_namespace(a, b)
     be = resolve_backend(backend, xp)
     a, b = be.to_device(a), be.to_device(b)
-    a, b = _prepare(a, b, be.xp)
+    a, b, dtype = _prepare_typed(a, b, be.xp)
     axes = _normalize_axis(axis, a.ndim)
     if a.size == 0 or any(a.shape[ax] == 0 for ax in axes):
         shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape))
-        out = be.xp.full(shape, -be.xp.inf, dtype=a.dtype)
-        sgn = be.xp.zeros(shape, dtype=a.dtype)
-    elif be.name == "numba":
-        from ._lse_numba import lse_reduce
-
-        out, sgn = lse_reduce(a, b, axes, return_sign)
+        out = be.xp.full(shape, -be.xp.inf, dtype=a.dtype, device=_device(a))
+        sgn = be.xp.zeros(shape, dtype=a.dtype, device=_device(a))
     else:
-        out, sgn = _lse_generic(a, b, axes, return_sign, be.xp)
-    out = _finish(be.to_input(_squeeze(out, axes, keepdims, be.xp)), xp)
+        reduce = kernel("lse_reduce", be, generic=_lse_generic)
+        out, sgn = reduce(a, b, axes, return_sign, be.xp)
+    out = _finish(be.to_input(_squeeze(out, axes, keepdims, be.xp)), xp, dtype)
     if return_sign:
-        return out, _finish(be.to_input(_squeeze(sgn, axes, keepdims, be.xp)), xp)
+        return out, _finish(be.to_input(_squeeze(sgn, axes, keepdims, be.xp)), xp, dtype)
     return out
+
+
+def _device(x):
+    import array_api_compat
+
+    return array_api_compat.device(x)
 
 
 def _shifted(x, axis, xp):
@@ -177,7 +227,7 @@ def _shifted(x, axis, xp):
     return x - x_max
 
 
-def log_softmax(x, axis=None):
+def log_softmax(x, axis=None, *, backend="auto"):
     """Logarithm of :func:`softmax`: ``(x - max) - log(sum(exp(x - max)))``.
 
     Shifting by the max before the subtraction keeps full precision even when ``x`` is of
@@ -189,6 +239,9 @@ def log_softmax(x, axis=None):
         Real input of any Array API namespace.
     axis : None, int or tuple of ints, optional
         Axes along which the weights are normalised; ``None`` uses all.
+    backend : {"auto", "numpy", "numba", "cupy"}, optional
+        ``"auto"``: the Numba kernel (one pass for the lane statistics, one for the
+        output, with the vectorised exp) for numpy input, the generic code otherwise.
 
     Returns
     -------
@@ -213,18 +266,14 @@ def log_softmax(x, axis=None):
     >>> np.exp(log_softmax(np.array([0.0, 0.0]))).tolist()
     [0.5, 0.5]
     """
-    xp = array_namespace(x)
-    x = as_float_array(x, xp, "x")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        z = _shifted(x, axis, xp)
-        return z - xp.log(xp.sum(xp.exp(z), axis=axis, keepdims=True))
+    return _softmax_any(x, axis, True, backend)
 
 
-def softmax(x, axis=None):
+def softmax(x, axis=None, *, backend="auto"):
     """Gibbs weights ``exp(x) / sum(exp(x))`` along ``axis``, computed after a max shift.
 
     Stable for any spread of ``x`` (no overflow for ``x`` of order 1e300). ``-inf`` entries
-    get weight 0; a slice of only ``-inf`` gives NaN, as in SciPy.
+    get weight 0; a slice holding +inf, or only -inf, gives NaN, as in SciPy.
 
     Parameters
     ----------
@@ -232,6 +281,9 @@ def softmax(x, axis=None):
         Real input of any Array API namespace.
     axis : None, int or tuple of ints, optional
         Axes along which the weights sum to one; ``None`` uses all.
+    backend : {"auto", "numpy", "numba", "cupy"}, optional
+        ``"auto"``: the Numba kernel (one pass for the lane statistics, one for the
+        output, with the vectorised exp) for numpy input, the generic code otherwise.
 
     Returns
     -------
@@ -256,11 +308,35 @@ def softmax(x, axis=None):
     >>> softmax(np.array([1e300, 1e300, 0.0])).tolist()
     [0.5, 0.5, 0.0]
     """
+    return _softmax_any(x, axis, False, backend)
+
+
+def _softmax_generic(x, axes, log, xp):
+    """SciPy's formulas: log_softmax shifts by the max with non-finite maxima replaced by
+    0; softmax shifts by the max itself (a lane holding +inf or only -inf is NaN)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if log:
+            z = _shifted(x, axes, xp)
+            return z - xp.log(xp.sum(xp.exp(z), axis=axes, keepdims=True))
+        e = xp.exp(x - xp.max(x, axis=axes, keepdims=True))
+        return e / xp.sum(e, axis=axes, keepdims=True)
+
+
+def _softmax_any(x, axis, log, backend):
+    """softmax / log_softmax through the kernel table (SciPy's semantics)."""
     xp = array_namespace(x)
-    x = as_float_array(x, xp, "x")
-    with np.errstate(invalid="ignore"):
-        e = xp.exp(_shifted(x, axis, xp))
-        return e / xp.sum(e, axis=axis, keepdims=True)
+    be = resolve_backend(backend, xp)
+    x = _as_real(be.to_device(x), be.xp, "x")
+    dtype = _float_dtype(be.xp, x)
+    x = be.xp.astype(x, _compute_dtype(dtype, be.xp), copy=False)
+    axes = _normalize_axis(axis, x.ndim)
+    if x.ndim == 0 or x.size == 0:
+        out = _softmax_generic(x, axes, log, be.xp)
+    else:
+        out = kernel("softmax", be, generic=_softmax_generic)(x, axes, log, be.xp)
+    if out.dtype != dtype:
+        out = be.xp.astype(out, dtype)
+    return be.to_input(out)
 
 
 def logsumexp_partial(a, axis=None, *, xp=None):

@@ -11,6 +11,7 @@ import numpy as np
 from .._lib.namespace import array_namespace
 from .._lib.backend import resolve_backend
 from .._lib.validation import as_float_array, check_int
+from ._lse_kernels import join_lazy, kernel
 
 
 def _fold_block_generic(tile, row_max, row_sum, xp):
@@ -64,6 +65,7 @@ def logsumexp_matmul(A, B, *, log_b=None, block_size=2048, backend="auto"):
     >>> bool(np.allclose(logsumexp_matmul(A, B, block_size=2), logsumexp(A @ B, axis=1)))
     True
     """
+    A, B, log_b = join_lazy(A, B, log_b)
     xp = array_namespace(A, B, log_b)
     be = resolve_backend(backend, xp)
     block_size = check_int(block_size, "block_size", minimum=1)
@@ -80,12 +82,7 @@ def logsumexp_matmul(A, B, *, log_b=None, block_size=2048, backend="auto"):
         log_b = as_float_array(be.to_device(log_b), xpc, "log_b", ndim=1, dtype=dtype)
         if log_b.shape[0] != m:
             raise ValueError(f"log_b must have shape ({m},), got {tuple(log_b.shape)}")
-    if be.name == "numba":
-        from ._matmul_numba import lse_matmul_numba
-
-        out = lse_matmul_numba(A, B, log_b, block_size)
-    else:
-        out = _lse_matmul_generic(A, B, log_b, block_size, xpc)
+    out = kernel("lse_matmul", be, generic=_lse_matmul_generic)(A, B, log_b, block_size, xpc)
     return be.to_input(out)
 
 

@@ -16,6 +16,7 @@ separation between patterns; ``min_separation`` (ours, not the paper's) does.
 """
 import numpy as np
 
+from .._lib.host import to_host
 from .._lib.rng import check_rng
 from .._lib.validation import check_choice, check_int, check_positive
 
@@ -373,19 +374,16 @@ def retrieval_rate(memory, result, true_index, *, atol=None):
     """
     from ..transport.bures import bures_wasserstein_distance
 
-    def host(x):   # cupy arrays come back to the host explicitly
-        return x.get() if hasattr(x, "get") else np.asarray(x)
-
-    idx = host(true_index)
-    m = host(memory.means)[idx]
-    S = host(memory.covs)[idx]
-    rm, rS = host(result.means), host(result.covs)
+    idx = to_host(true_index)
+    m = to_host(memory.means)[idx]
+    S = to_host(memory.covs)[idx]
+    rm, rS = to_host(result.means), to_host(result.covs)
     if memory.diagonal_storage:
         z = np.concatenate([rm - m, np.sqrt(rS) - np.sqrt(S)], axis=-1)
         w2 = np.sqrt(np.sum(z * z, axis=-1))
     else:
         w2 = bures_wasserstein_distance(rm, rS, m, S, squared=False)
-    ok = host(result.index) == idx
+    ok = to_host(result.index) == idx
     if atol is not None:
         ok &= w2 <= atol
     return float(np.mean(ok)), w2

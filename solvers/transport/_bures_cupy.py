@@ -8,7 +8,7 @@ patterns whose weights are zero for every query before the eigendecompositions.
 ``xp`` defaults to ``array_api_compat.cupy`` (imported on first call); the CPU tests pass
 the numpy namespace to exercise the same code without a GPU.
 """
-from .bures import _cdist_full_generic, _weighted_root_sum_generic
+from .bures_kernels import cdist_full_xp, weighted_root_sum_xp
 
 #: floats per (queries x patterns x d x d) block on the device (256 MiB in float64)
 DEVICE_BLOCK = 2 ** 25
@@ -23,7 +23,7 @@ def _cupy_namespace():
 def cdist_full(qm, R, trq, m, S, trS, *, xp=None):
     """Exact W2^2 for all (query, pattern) pairs on the GPU; shape (Q, N)."""
     xp = _cupy_namespace() if xp is None else xp
-    return _cdist_full_generic(qm, R, trq, m, S, trS, xp, budget=DEVICE_BLOCK)
+    return cdist_full_xp(qm, R, trq, m, S, trS, xp, budget=DEVICE_BLOCK)
 
 
 def weighted_root_sum(R, S, W, *, xp=None):
@@ -36,4 +36,10 @@ def weighted_root_sum(R, S, W, *, xp=None):
     keep = xp.nonzero(xp.any(W != 0, axis=0))[0]
     if int(keep.shape[0]) < W.shape[1]:
         S, W = xp.take(S, keep, axis=0), xp.take(W, keep, axis=1)
-    return _weighted_root_sum_generic(R, S, W, xp, budget=DEVICE_BLOCK)
+    return weighted_root_sum_xp(R, S, W, xp, budget=DEVICE_BLOCK)
+
+
+def screened_cdist(qm, R, trq, rq, m, S, trS, rS, cut, *, xp=None):
+    """The exact distances on the GPU (no pair is skipped: batched blocks beat a screen
+    there); same signature as the Numba screened kernel."""
+    return cdist_full(qm, R, trq, m, S, trS, xp=xp)

@@ -1,6 +1,9 @@
-"""Numba kernels for LightSB: component log-weights and exact sampling (diagonal S).
+"""Numba kernels for LightSB with diagonal S: gate log-weights, exact sampling, and the
+loss's sufficient statistics.
 
-Imported lazily by :mod:`solvers.transport.lightsb` (never at package import).
+Each is one inner operation whose generic twin (the reference it is tested against) is in
+:mod:`._lightsb_model`; they are reached through the table in :mod:`._lightsb_kernels`
+and imported lazily (never at package import).
 """
 import math
 
@@ -9,26 +12,39 @@ import numpy as np
 from .._lib.numba_config import jit, jit_parallel, prange
 
 
+@jit
+def _row_lse(w, K):
+    """Log-sum-exp of ``w[:K]`` with SciPy's special values: NaN if any entry is NaN,
+    ``+-inf`` when the largest entry is infinite; also returns the row maximum."""
+    mx = -np.inf
+    for k in range(K):
+        v = w[k]
+        if v != v:
+            return np.nan, np.nan
+        if v > mx:
+            mx = v
+    if mx == np.inf or mx == -np.inf:
+        return mx, mx
+    tot = 0.0
+    for k in range(K):
+        tot += math.exp(w[k] - mx)
+    return mx + math.log(tot), mx
+
+
 @jit_parallel
 def _log_weights_diag(x, la, r, s, eps, out):
     n, D = x.shape
     K = r.shape[0]
     inv2e = 1.0 / (2.0 * eps)
     for i in prange(n):
-        mx = -np.inf
         for k in range(K):
-            acc = 0.0
+            quad, lin = 0.0, 0.0
             for d in range(D):
                 xv = x[i, d]
-                acc += (s[k, d] * xv + 2.0 * r[k, d]) * xv
-            v = la[k] + acc * inv2e
-            out[i, k] = v
-            if v > mx:
-                mx = v
-        tot = 0.0
-        for k in range(K):
-            tot += math.exp(out[i, k] - mx)
-        lse = mx + math.log(tot)
+                quad += s[k, d] * xv * xv
+                lin += xv * r[k, d]
+            out[i, k] = la[k] + (quad + 2.0 * lin) * inv2e
+        lse, _ = _row_lse(out[i], K)
         for k in range(K):
             out[i, k] -= lse
 
@@ -87,23 +103,31 @@ def sample_diag(x, logits, r, s, eps, u, z):
 
 
 @jit
-def _softmax_accumulate(w, mx, pts, i, acc, c):
-    """Turn logits ``w`` (max ``mx``) into softmax weights in place, add the weighted
-    0th/1st/2nd moments of point ``pts[i]`` to ``acc[c]``; return the row's log-sum-exp."""
+def _softmax_accumulate(w, pts, i, acc, c):
+    """Turn logits ``w`` into softmax weights ``exp(w - lse)`` in place, add the weighted
+    0th/1st/2nd moments of point ``pts[i]`` to ``acc[c]``; return the row's log-sum-exp
+    (special values as :func:`solvers.logsumexp`)."""
     K = w.shape[0]
     D = pts.shape[1]
-    tot = 0.0
+    lse, mx = _row_lse(w, K)
+    if math.isfinite(lse):
+        tot = 0.0
+        for k in range(K):
+            w[k] = math.exp(w[k] - mx)
+            tot += w[k]
+        for k in range(K):
+            w[k] /= tot
+    else:
+        for k in range(K):
+            w[k] = math.exp(w[k] - lse)
     for k in range(K):
-        w[k] = math.exp(w[k] - mx)
-        tot += w[k]
-    for k in range(K):
-        wk = w[k] / tot
+        wk = w[k]
         acc[c, k, 0] += wk
         for d in range(D):
             v = pts[i, d]
             acc[c, k, 1 + d] += wk * v
             acc[c, k, 1 + D + d] += wk * v * v
-    return mx + math.log(tot)
+    return lse
 
 
 def _diag_stats_py(x, y, la, r, s, eps, nchunks, acc_c, acc_v, lse_sum):
@@ -120,10 +144,12 @@ def _diag_stats_py(x, y, la, r, s, eps, nchunks, acc_c, acc_v, lse_sum):
     const = -0.5 * D * math.log(2.0 * math.pi * eps)
     inv_s = 1.0 / s
     half_logdet = np.zeros(K)
+    rr = np.zeros(K)  # r_k^T S_k^{-1} r_k: the expanded quadratic form of the generic code
     for k in range(K):
         t = 0.0
         for d in range(D):
             t += math.log(s[k, d])
+            rr[k] += r[k, d] * r[k, d] * inv_s[k, d]
         half_logdet[k] = 0.5 * t
     for c in prange(nchunks):
         w = np.empty(K)
@@ -132,34 +158,28 @@ def _diag_stats_py(x, y, la, r, s, eps, nchunks, acc_c, acc_v, lse_sum):
         i1 = (n * (c + 1)) // nchunks
         tot_lse = 0.0
         for i in range(i0, i1):
-            mx = -np.inf
             for k in range(K):
-                a = 0.0
+                quad, lin = 0.0, 0.0
                 for d in range(D):
                     xv = x[i, d]
-                    a += (s[k, d] * xv + 2.0 * r[k, d]) * xv
-                v = la[k] + a * inv2e
-                w[k] = v
-                if v > mx:
-                    mx = v
-            tot_lse += _softmax_accumulate(w, mx, x, i, acc_c, c)
+                    quad += s[k, d] * xv * xv
+                    lin += xv * r[k, d]
+                w[k] = la[k] + (quad + 2.0 * lin) * inv2e
+            tot_lse += _softmax_accumulate(w, x, i, acc_c, c)
         lse_sum[c, 0] = tot_lse
         # --- y side: log v(y) ---
         j0 = (m * c) // nchunks
         j1 = (m * (c + 1)) // nchunks
         tot_lse = 0.0
         for j in range(j0, j1):
-            mx = -np.inf
             for k in range(K):
-                a = 0.0
+                quad, lin = 0.0, 0.0
                 for d in range(D):
-                    z = y[j, d] - r[k, d]
-                    a += z * z * inv_s[k, d]
-                v = la[k] + const - half_logdet[k] - a * inv2e
-                w[k] = v
-                if v > mx:
-                    mx = v
-            tot_lse += _softmax_accumulate(w, mx, y, j, acc_v, c)
+                    yv = y[j, d]
+                    quad += yv * yv * inv_s[k, d]
+                    lin += yv * (r[k, d] * inv_s[k, d])
+                w[k] = la[k] + const - half_logdet[k] - (quad - 2.0 * lin + rr[k]) * inv2e
+            tot_lse += _softmax_accumulate(w, y, j, acc_v, c)
         lse_sum[c, 1] = tot_lse
 
 
@@ -168,13 +188,24 @@ _diag_stats_serial = jit(_diag_stats_py)
 _diag_stats_parallel = jit_parallel(_diag_stats_py)
 
 
-def diag_stats(x, y, la, r, s, eps, nchunks=1):
+#: (rows x K x D) work below which one serial chunk runs (thread start-up dominates)
+PARALLEL_WORK = 400_000
+
+
+def diag_stats(x, y, la, r, s, eps, chunk=None, nchunks=None):
     """Sufficient statistics of the diagonal-S loss on a batch (float64 accumulation).
 
     Returns ``(sum log c(x), sum log v(y), stats_x, stats_y)`` with ``stats`` of shape
-    (K, 1 + 2 D): weight sums, weighted first and second moments.
+    (K, 1 + 2 D): weight sums, weighted first and second moments. ``chunk`` (rows per
+    block in the generic twin) is ignored: the kernel streams rows. ``nchunks=None``: one
+    chunk for minibatches, ``4 * threads`` chunks in parallel for full batches.
     """
     K, D = r.shape
+    if nchunks is None:
+        import numba
+
+        work = (x.shape[0] + y.shape[0]) * K * D
+        nchunks = 1 if work < PARALLEL_WORK else 4 * numba.get_num_threads()
     nchunks = max(1, min(int(nchunks), x.shape[0], y.shape[0]))
     acc_c = np.zeros((nchunks, K, 1 + 2 * D))
     acc_v = np.zeros((nchunks, K, 1 + 2 * D))
@@ -185,4 +216,6 @@ def diag_stats(x, y, la, r, s, eps, nchunks=1):
                 np.ascontiguousarray(la, dtype=f), np.ascontiguousarray(r, dtype=f),
                 np.ascontiguousarray(s, dtype=f), float(eps), nchunks, acc_c, acc_v, lse_sum)
     tot = lse_sum.sum(axis=0)
-    return tot[0], tot[1], acc_c.sum(axis=0), acc_v.sum(axis=0)
+    dt = np.result_type(x.dtype, r.dtype)
+    return (dt.type(tot[0]), dt.type(tot[1]), acc_c.sum(axis=0).astype(dt, copy=False),
+            acc_v.sum(axis=0).astype(dt, copy=False))

@@ -28,8 +28,11 @@ Metrics (BW2-UVP convention, with the 1/2 factors):
 :math:`\\mathrm{UVP} = 100\\,\\mathrm{BW}_2^2 / (\\tfrac12 \\operatorname{Var} p_1)` in percent.
 """
 
+import warnings
+
 import numpy as np
 
+from .._lib.host import to_host
 from .._lib.rng import check_rng
 from .._lib.validation import check_int, check_positive
 from .bures import bures_wasserstein_distance
@@ -43,10 +46,6 @@ PUBLISHED_LIGHTSB_CBW_UVP = {
     1: {2: 0.05, 16: 0.09, 64: 0.24, 128: 0.62},
     10: {2: 0.07, 16: 0.11, 64: 0.21, 128: 0.37},
 }
-
-
-def _host(a):
-    return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
 def bw2_squared(m1, S1, m2, S2):
@@ -380,7 +379,7 @@ class BenchmarkPair:
                 f"n_components={self.weights.shape[0]}, rotated={self.rotated}, seed={self.seed})")
 
 
-def make_pair(dim, epsilon, *, n_components=5, rotated=False, seed=0):
+def make_pair(dim, epsilon, *, n_components=5, rotated=False, rng=0, seed=None):
     """Build a benchmark pair with a known entropic OT solution.
 
     The recipe: :math:`p_0 = N(0, I_D)`; the potential has ``n_components`` equally
@@ -400,8 +399,12 @@ def make_pair(dim, epsilon, *, n_components=5, rotated=False, seed=0):
         Number ``N`` >= 1 of Gaussians in the potential.
     rotated : bool
         Haar-rotated (full) instead of axis-aligned covariances.
-    seed : int
-        Non-negative seed; the same ``(dim, seed)`` gives the same potential.
+    rng : int or numpy.random.Generator
+        A non-negative int names a pair: the same ``(dim, rng)`` gives the same potential
+        (pair ``rng=0`` is the one of the published tables); a Generator draws the
+        potential from its stream.
+    seed : int, optional
+        Deprecated alias of an int ``rng`` (``DeprecationWarning``).
 
     Returns
     -------
@@ -410,10 +413,11 @@ def make_pair(dim, epsilon, *, n_components=5, rotated=False, seed=0):
     Raises
     ------
     TypeError
-        Non-integer ``dim``, ``n_components`` or ``seed``, or non-real ``epsilon``.
+        Non-integer ``dim`` or ``n_components``, ``rng`` not an int or a Generator, or
+        non-real ``epsilon``.
     ValueError
-        ``dim < 1``, ``n_components < 1``, ``seed < 0``, or ``epsilon`` not finite or
-        ``<= 0``.
+        ``dim < 1``, ``n_components < 1``, a negative ``rng``, or ``epsilon`` not finite
+        or ``<= 0``.
 
     References
     ----------
@@ -425,13 +429,21 @@ def make_pair(dim, epsilon, *, n_components=5, rotated=False, seed=0):
     Examples
     --------
     >>> from solvers.transport.benchmark import make_pair
-    >>> pair = make_pair(2, 1.0, seed=0)
+    >>> pair = make_pair(2, 1.0, rng=0)
     >>> pair.sample_x1(5, rng=0).shape
     (5, 2)
     """
     dim = check_int(dim, "dim", minimum=1)
     N = check_int(n_components, "n_components", minimum=1)
-    rng = np.random.default_rng([check_int(seed, "seed", minimum=0), dim, 7])
+    if seed is not None:
+        warnings.warn("make_pair(seed=) is deprecated; pass rng= (the same int names the "
+                      "same pair)", DeprecationWarning, stacklevel=2)
+        rng = seed
+    if isinstance(rng, np.random.Generator):
+        seed = int(rng.integers(2 ** 32))
+    else:
+        seed = check_int(rng, "rng", minimum=0)
+        rng = np.random.default_rng([seed, dim, 7])
     means = 2.0 * rng.standard_normal((N, dim))
     lam = np.exp(rng.uniform(np.log(0.25), 0.0, size=(N, dim)))
     covs = np.zeros((N, dim, dim))
@@ -502,13 +514,13 @@ def bw_uvp(model, pair, *, n_samples=10_000, exact=False, rng=None):
     if exact:
         stats = []
         for obj in (model, pair):
-            m, C = (_host(a) for a in obj.conditional_moments(x))
+            m, C = (to_host(a) for a in obj.conditional_moments(x))
             mean = m.mean(axis=0)
             cov = C.mean(axis=0) + np.cov(m.T, bias=True).reshape(pair.dim, pair.dim)
             stats.append((mean, cov))
         (m1, C1), (m2, C2) = stats
     else:
-        m1, C1 = _moments(_host(model.sample(x, rng=gen)))
+        m1, C1 = _moments(to_host(model.sample(x, rng=gen)))
         m2, C2 = _moments(pair.sample_x1(n_samples, gen))
     return float(100.0 * bw2_squared(m1, C1, m2, C2) / (0.5 * pair.var_x1))
 
@@ -569,16 +581,16 @@ def cbw_uvp(model, pair, *, x=None, n_inputs=1000, n_samples=1000, exact=False, 
     x = np.asarray(x, dtype=np.float64)
     norm = 0.5 * pair.var_x1
     if exact:
-        m1, C1 = (_host(a) for a in model.conditional_moments(x))
-        m2, C2 = (_host(a) for a in pair.conditional_moments(x))
-        vals = _host(bw2_squared(m1, C1, m2, C2))
+        m1, C1 = (to_host(a) for a in model.conditional_moments(x))
+        m2, C2 = (to_host(a) for a in pair.conditional_moments(x))
+        vals = to_host(bw2_squared(m1, C1, m2, C2))
         return float(100.0 * np.mean(vals) / norm)
     n_samples = check_int(n_samples, "n_samples", minimum=2)
     chunk = chunk or max(1, int(4_000_000 // (n_samples * pair.dim)))
     vals = []
     for start in range(0, x.shape[0], chunk):
         xb = x[start:start + chunk]
-        m1, C1 = _moments(_host(model.sample(xb, n_samples=n_samples, rng=gen)))
-        m2, C2 = _moments(_host(pair.sample(xb, n_samples=n_samples, rng=gen)))
-        vals.append(_host(bw2_squared(m1, C1, m2, C2)))
+        m1, C1 = _moments(to_host(model.sample(xb, n_samples=n_samples, rng=gen)))
+        m2, C2 = _moments(to_host(pair.sample(xb, n_samples=n_samples, rng=gen)))
+        vals.append(to_host(bw2_squared(m1, C1, m2, C2)))
     return float(100.0 * np.mean(np.concatenate(vals)) / norm)

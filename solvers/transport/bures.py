@@ -9,17 +9,16 @@ The trace term is the squared Bures distance. Matrix square roots go through a s
 eigendecomposition with eigenvalues clipped at zero, so a ``-1e-16`` rounding eigenvalue
 never produces NaN (POT's numpy ``sqrtm`` does).
 """
-import numpy as np
-
+from .._lib.backend import resolve_backend
 from .._lib.namespace import array_namespace
 from .._lib.validation import as_float_array, check_finite, check_positive_definite
+from .bures_kernels import (roots as _roots, sym as _sym, sqrt_and_inv_sqrt as _sqrt_and_inv_sqrt,
+                            sqdist_gram as _sqdist_gram, cdist_full as _cdist_full,
+                            weighted_root_sum as _weighted_root_sum,
+                            check_gaussians as _check_gaussians)
 
 
-def _sym(S, xp):
-    return 0.5 * (S + xp.matrix_transpose(S))
-
-
-def sqrtm_psd(S, *, inverse=False, xp=None):
+def sqrtm_psd(S, *, inverse=False, backend="auto"):
     """Square root (or inverse square root) of a stack of symmetric PSD matrices.
 
     Parameters
@@ -29,8 +28,9 @@ def sqrtm_psd(S, *, inverse=False, xp=None):
     inverse : bool
         Return ``S^{-1/2}``; eigenvalues are clipped to the float's tiny positive value
         first, so a singular input gives a large but finite result.
-    xp : module, optional
-        Array API namespace; detected from ``S`` by default.
+    backend : {"auto", "numpy", "numba", "cupy"}
+        Where the eigendecomposition runs; ``"auto"`` follows the input (the result is in
+        the input's namespace). There is one implementation, ``xp.linalg.eigh``.
 
     Returns
     -------
@@ -67,15 +67,14 @@ def sqrtm_psd(S, *, inverse=False, xp=None):
     >>> np.diag(R).tolist()
     [2.0, 3.0]
     """
-    xp = array_namespace(S) if xp is None else xp
-    S = as_float_array(S, xp, "S")
-    lam, U = xp.linalg.eigh(_sym(S, xp))
-    if inverse:
-        tiny = np.finfo(np.float32 if S.dtype == xp.float32 else np.float64).tiny
-        lam = xp.maximum(lam, xp.asarray(tiny, dtype=lam.dtype)) ** -0.5
-    else:
-        lam = xp.sqrt(xp.maximum(lam, xp.zeros_like(lam)))
-    return (U * lam[..., None, :]) @ xp.matrix_transpose(U)
+    be = resolve_backend(backend, array_namespace(S))
+    xp = be.xp
+    S = as_float_array(be.to_device(S), xp, "S")
+    if S.ndim < 2 or S.shape[-1] != S.shape[-2]:
+        raise ValueError(f"S must be a stack of square matrices (..., d, d), got shape "
+                         f"{tuple(S.shape)}")
+    _, R, Rinv = _roots(S, xp)
+    return be.to_input(Rinv if inverse else R)
 
 
 def bures_wasserstein_distance(m1, S1, m2, S2, *, squared=True):
@@ -126,135 +125,12 @@ def bures_wasserstein_distance(m1, S1, m2, S2, *, squared=True):
     xp = array_namespace(m1, S1, m2, S2)
     m1, m2 = as_float_array(m1, xp, "m1"), as_float_array(m2, xp, "m2")
     S1, S2 = as_float_array(S1, xp, "S1"), as_float_array(S2, xp, "S2")
-    R1 = sqrtm_psd(S1, xp=xp)
-    cross = sqrtm_psd(R1 @ S2 @ R1, xp=xp)
+    _, R1, _ = _roots(S1, xp)
+    _, cross, _ = _roots(R1 @ S2 @ R1, xp)
     trace = (xp.linalg.trace(S1) + xp.linalg.trace(S2) - 2 * xp.linalg.trace(cross))
     d2 = xp.sum((m1 - m2) ** 2, axis=-1) + trace
     d2 = xp.maximum(d2, xp.zeros_like(d2))
     return d2 if squared else xp.sqrt(d2)
-
-
-# ---------------------------------------------------------------------------------------
-# Batched kernels: many queries against many stored Gaussians
-# ---------------------------------------------------------------------------------------
-#: default budget (in floats) for one (queries x patterns x d x d) block of the generic path
-_BLOCK_FLOATS = 2 ** 22
-
-
-def _tiny(dtype, xp):
-    return float(np.finfo(np.float32 if dtype == xp.float32 else np.float64).tiny)
-
-
-def _sqrt_and_inv_sqrt(S, xp):
-    """``S^{1/2}`` and ``S^{-1/2}`` of a stack of SPD matrices from one eigendecomposition."""
-    lam, U = xp.linalg.eigh(_sym(S, xp))
-    Ut = xp.matrix_transpose(U)
-    r = xp.sqrt(xp.maximum(lam, xp.zeros_like(lam)))
-    rinv = xp.maximum(lam, xp.asarray(_tiny(S.dtype, xp), dtype=lam.dtype)) ** -0.5
-    return (U * r[..., None, :]) @ Ut, (U * rinv[..., None, :]) @ Ut
-
-
-def _sqdist_direct(a, b, xp):
-    """``|a_q - b_i|^2`` as a (Q, N) array from explicit differences (no cancellation)."""
-    diff = a[:, None, :] - b[None, :, :]
-    return xp.sum(diff * diff, axis=-1)
-
-
-def _sqdist_gram(a, b, xp):
-    """``|a_q - b_i|^2`` through ``|a|^2 + |b|^2 - 2 a.b`` (one matmul), clipped at 0."""
-    d2 = (xp.sum(a * a, axis=1)[:, None] + xp.sum(b * b, axis=1)[None, :]
-          - 2 * (a @ xp.matrix_transpose(b)))
-    return xp.maximum(d2, xp.zeros_like(d2))
-
-
-def _chunk_rows(n_rows, per_row, budget=_BLOCK_FLOATS):
-    step = max(1, budget // max(per_row, 1))
-    return [(i, min(i + step, n_rows)) for i in range(0, n_rows, step)]
-
-
-def _pair_roots_generic(R, S, xp, *, vectors):
-    """Eigen-roots of ``R_q S_i R_q`` for all pairs: traces (Q, N) and, if asked, the
-    weighted-sum-ready factors ``(V, sqrt(lam))``."""
-    C = _sym(R[:, None, :, :] @ S[None, :, :, :] @ R[:, None, :, :], xp)
-    if vectors:
-        lam, V = xp.linalg.eigh(C)
-    else:
-        lam, V = xp.linalg.eigvalsh(C), None
-    s = xp.sqrt(xp.maximum(lam, xp.zeros_like(lam)))
-    return xp.sum(s, axis=-1), V, s
-
-
-def _cdist_full_generic(qm, R, trq, m, S, trS, xp, budget=_BLOCK_FLOATS):
-    d = S.shape[-1]
-    out = []
-    for a, b in _chunk_rows(qm.shape[0], S.shape[0] * d * d, budget):
-        tr_cross, _, _ = _pair_roots_generic(R[a:b, ...], S, xp, vectors=False)
-        d2 = (_sqdist_direct(qm[a:b, ...], m, xp) + trq[a:b, None] + trS[None, :]
-              - 2 * tr_cross)
-        out.append(xp.maximum(d2, xp.zeros_like(d2)))
-    return out[0] if len(out) == 1 else xp.concat(out, axis=0)
-
-
-def _weighted_root_sum_generic(R, S, W, xp, budget=_BLOCK_FLOATS):
-    """``M_q = sum_i W[q, i] (R_q S_i R_q)^{1/2}`` for every query (the Gibbs-weighted root)."""
-    d = S.shape[-1]
-    out = []
-    for a, b in _chunk_rows(R.shape[0], S.shape[0] * d * d, budget):
-        _, V, s = _pair_roots_generic(R[a:b, ...], S, xp, vectors=True)
-        ws = s * W[a:b, :, None]
-        M = xp.sum((V * ws[..., None, :]) @ xp.matrix_transpose(V), axis=1)
-        out.append(_sym(M, xp))
-    return out[0] if len(out) == 1 else xp.concat(out, axis=0)
-
-
-def _cdist_full(qm, qS, m, S, be, *, R=None):
-    """W2^2 (Q, N) between full-covariance queries and patterns on a resolved backend."""
-    xp = be.xp
-    if R is None:
-        R = sqrtm_psd(qS, xp=xp)
-    trq, trS = xp.linalg.trace(qS), xp.linalg.trace(S)
-    if be.name == "numba":
-        from ._bures_numba import cdist_full
-
-        return cdist_full(qm, R, trq, m, S, trS)
-    if be.name == "cupy":
-        from ._bures_cupy import cdist_full
-
-        return cdist_full(qm, R, trq, m, S, trS)
-    return _cdist_full_generic(qm, R, trq, m, S, trS, xp)
-
-
-def _weighted_root_sum(R, S, W, be):
-    xp = be.xp
-    if be.name == "numba":
-        from ._bures_numba import weighted_root_sum
-
-        return weighted_root_sum(R, S, W)
-    if be.name == "cupy":
-        from ._bures_cupy import weighted_root_sum
-
-        return weighted_root_sum(R, S, W)
-    return _weighted_root_sum_generic(R, S, W, xp)
-
-
-def _check_gaussians(m, S, xp, name, *, diagonal, batch=True):
-    """Validate means (N, d) and covariances (N, d, d) or variances (N, d)."""
-    mname, sname = f"{name}_means" if name else "means", f"{name}_covs" if name else "covs"
-    m = as_float_array(m, xp, mname, ndim=2 if batch else 1)
-    S = as_float_array(S, xp, sname)
-    want = m.shape + (() if diagonal else (m.shape[-1],))
-    if tuple(S.shape) != tuple(want):
-        kind = "variances" if diagonal else "covariance matrices"
-        raise ValueError(f"{sname} must hold {kind} of shape {want} to match {mname} with "
-                         f"shape {tuple(m.shape)}, got {tuple(S.shape)}")
-    check_finite(m, xp, mname)
-    if diagonal:
-        check_finite(S, xp, sname)
-        if bool(xp.any(S <= 0)):
-            raise ValueError(f"{sname} must be positive variances (diagonal=True)")
-    else:
-        check_positive_definite(S, xp, sname)
-    return m, S
 
 
 def bures_wasserstein_cdist(query_means, query_covs, means, covs, *, diagonal=False,
@@ -309,8 +185,6 @@ def bures_wasserstein_cdist(query_means, query_covs, means, covs, *, diagonal=Fa
     >>> D.round(12).tolist()
     [[2.0, 4.0]]
     """
-    from .._lib.backend import resolve_backend
-
     xp = array_namespace(query_means, query_covs, means, covs)
     be = resolve_backend(backend, xp)
     xpc = be.xp
@@ -394,7 +268,7 @@ def monge_map(source_covs, target_covs, *, diagonal=False):
     check_positive_definite(S0, xp, "source_covs")
     check_positive_definite(S1, xp, "target_covs", semi=True)
     R, Rinv = _sqrt_and_inv_sqrt(S0, xp)
-    root = sqrtm_psd(R @ S1 @ R, xp=xp)
+    _, root, _ = _roots(R @ S1 @ R, xp)
     return _sym(Rinv @ root @ Rinv, xp)
 
 
@@ -451,8 +325,6 @@ def weighted_monge_map(query_covs, covs, weights, *, backend="auto"):
     >>> np.diag(A[0]).tolist()
     [1.5, 2.0]
     """
-    from .._lib.backend import resolve_backend
-
     xp = array_namespace(query_covs, covs, weights)
     be = resolve_backend(backend, xp)
     xpc = be.xp

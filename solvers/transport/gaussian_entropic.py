@@ -22,7 +22,7 @@ from .._lib.namespace import array_namespace
 from .._lib.results import OptimizeResult
 from .._lib.validation import (as_float_array, check_finite, check_positive,
                                check_positive_definite)
-from .bures import sqrtm_psd
+from .bures_kernels import roots
 
 __all__ = ["entropic_gaussian_plan", "EntropicGaussianPlan"]
 
@@ -210,7 +210,7 @@ def entropic_gaussian_plan(a, A, b, B, epsilon):
     A_half = (U * xp.sqrt(lam)) @ xp.matrix_transpose(U)
     A_mhalf = (U * (1.0 / xp.sqrt(lam))) @ xp.matrix_transpose(U)
     A_inv = (U * (1.0 / lam)) @ xp.matrix_transpose(U)
-    D = sqrtm_psd(4.0 * (A_half @ B @ A_half) + epsilon ** 2 * eye, xp=xp)
+    _, D, _ = roots(4.0 * (A_half @ B @ A_half) + epsilon ** 2 * eye, xp)
     C = 0.5 * (A_half @ D @ A_mhalf) - 0.5 * epsilon * eye
     S = xp.matrix_transpose(C) @ A_inv
     S = 0.5 * (S + xp.matrix_transpose(S))  # symmetric in exact arithmetic

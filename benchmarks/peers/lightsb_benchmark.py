@@ -17,24 +17,38 @@ the reference schedule (Adam, 10k steps, batch 128, constant lr 1e-3/3e-3/6e-2 f
 eps 0.1/1/10) on one cell. Cells not reached within ``--budget`` seconds are listed as
 not run.
 
-    python examples/lightsb_benchmark.py --quick
-    python examples/lightsb_benchmark.py --rotated --compare-adam 16 1 --budget 3900
+By default a quick run (D = 2, 4000 samples per side, about a minute); ``--full`` runs the
+published grid with the sample sizes of the README table (about 27 minutes on one core;
+more with ``--rotated``). Rows go to ``--out`` (JSON) when given.
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/peers/lightsb_benchmark.py
+    OPENBLAS_NUM_THREADS=1 python benchmarks/peers/lightsb_benchmark.py --full --no-sample-metric
+    OPENBLAS_NUM_THREADS=1 python benchmarks/peers/lightsb_benchmark.py --full --rotated \
+        --dims 2 16 --no-sample-metric
 """
 import argparse
 import json
 import os
+import sys
 import time
+from pathlib import Path
 
-import numpy as np
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from solvers import schrodinger_bridge
-from solvers.transport.benchmark import make_pair, cbw_uvp, PUBLISHED_LIGHTSB_CBW_UVP
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # repo root: benchmarks._common
+from benchmarks._common import pin_blas_threads  # noqa: E402
+
+from solvers import schrodinger_bridge  # noqa: E402
+from solvers.transport.benchmark import (make_pair, cbw_uvp,  # noqa: E402
+                                         PUBLISHED_LIGHTSB_CBW_UVP)
 
 REFERENCE_LR = {0.1: 1e-3, 1.0: 3e-3, 10.0: 6e-2}
 
 
 def run_cell(D, eps, n, *, rotated=False, sample_metric=True, fit_kwargs=None, seed=0):
-    pair = make_pair(D, eps, rotated=rotated, seed=seed)
+    pair = make_pair(D, eps, rotated=rotated, rng=seed)
     rng = np.random.default_rng(seed + 1)
     x0, x1 = pair.sample_x0(n, rng), pair.sample_x1(n, rng)
     kw = dict(rng=seed)
@@ -46,7 +60,8 @@ def run_cell(D, eps, n, *, rotated=False, sample_metric=True, fit_kwargs=None, s
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     xt = pair.sample_x0(1000, np.random.default_rng(seed + 2))
     row = {"D": D, "eps": eps, "n": n, "rotated": rotated, "optimizer": sb.optimizer,
-           "nit": int(sb.nit), "n_components": int(sb.n_components), "fit_wall_s": wall, "fit_cpu_s": cpu,
+           "nit": int(sb.nit), "n_components": int(sb.n_components), "fit_wall_s": wall,
+           "fit_cpu_s": cpu,
            "cbw_uvp_exact": cbw_uvp(sb, pair, x=xt, exact=True), "message": sb.message,
            "published": PUBLISHED_LIGHTSB_CBW_UVP[eps if eps != 1.0 else 1][D]
            if D in (2, 16, 64, 128) else None}
@@ -66,10 +81,9 @@ def time_to_target(D, eps, n, seed=0):
     Both runs record (CPU seconds excluding the monitoring, exact cBW2-UVP) through the
     callback: every L-BFGS iteration, every 250 Adam steps.
     """
-    from solvers.transport.lightsb import bridge_from_parameters, _S_matrices
-    import array_api_compat.numpy as cnp
+    from solvers.transport import bridge_from_parameters
 
-    pair = make_pair(D, eps, seed=seed)
+    pair = make_pair(D, eps, rng=seed)
     rng = np.random.default_rng(seed + 1)
     x0, x1 = pair.sample_x0(n, rng), pair.sample_x1(n, rng)
     xt = pair.sample_x0(500, np.random.default_rng(seed + 2))
@@ -84,8 +98,10 @@ def time_to_target(D, eps, n, seed=0):
             if res.nit % every:
                 return
             tin = time.process_time()
-            p = res.x
-            sb = bridge_from_parameters(p.la, p.r, _S_matrices(p, cnp), eps)
+            # res.x = [log alpha (K), r (K D), log s (K D)] for diagonal S
+            K = res.x.size // (1 + 2 * D)
+            la, r, q = np.split(res.x, [K, K + K * D])
+            sb = bridge_from_parameters(la, r.reshape(K, D), np.exp(q).reshape(K, D), eps)
             trace.append((tin - t0 - spent[0], cbw_uvp(sb, pair, x=xt, exact=True)))
             spent[0] += time.process_time() - tin
 
@@ -110,15 +126,20 @@ def fmt(row):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="D = 2 only, 5000 samples")
-    ap.add_argument("--dims", type=int, nargs="+", default=[2, 16, 64, 128])
+    ap.add_argument("--full", action="store_true",
+                    help="the published grid at the README's sample sizes (default: quick)")
+    ap.add_argument("--quick", action="store_true",
+                    help="D = 2 only, 4000 samples per side (the default without --full)")
+    ap.add_argument("--dims", type=int, nargs="+", default=None,
+                    help="default 2 16 64 128 with --full, 2 otherwise")
     ap.add_argument("--eps", type=float, nargs="+", default=[0.1, 1.0, 10.0])
-    ap.add_argument("--n", type=int, default=150_000, help="training samples per side")
-    ap.add_argument("--n-high-dim", type=int, default=150_000,
+    ap.add_argument("--n", type=int, default=None,
+                    help="training samples per side (150000 with --full, 4000 otherwise)")
+    ap.add_argument("--n-high-dim", type=int, default=None,
                     help="training samples per side for D >= 64 (fit cost is O(n K D))")
     ap.add_argument("--seed", type=int, default=0,
-                    help="pair, data, fit and test-input seed (make_pair(..., seed))")
-    ap.add_argument("--n-rotated", type=int, default=100_000,
+                    help="pair, data, fit and test-input seed (make_pair(..., rng=seed))")
+    ap.add_argument("--n-rotated", type=int, default=None,
                     help="training samples per side for rotated pairs (full S, O(n K D^2))")
     ap.add_argument("--rotated", action="store_true", help="also rotated pairs (full S)")
     ap.add_argument("--rotated-max-dim", type=int, default=16)
@@ -126,11 +147,17 @@ def main():
     ap.add_argument("--compare-adam", nargs=2, type=float, metavar=("D", "EPS"))
     ap.add_argument("--time-to-target", nargs=2, type=float, metavar=("D", "EPS"))
     ap.add_argument("--budget", type=float, default=float("inf"), help="seconds")
-    ap.add_argument("--out", default="examples/figures/lightsb_benchmark.json")
+    ap.add_argument("--out", default=None, help="write the rows as JSON to this path")
     args = ap.parse_args()
-    if args.quick:
-        args.dims, args.n, args.n_rotated = [2], 4000, 4000
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    pin_blas_threads()
+    full = args.full and not args.quick
+    defaults = (dict(dims=[2, 16, 64, 128], n=150_000, n_high_dim=150_000, n_rotated=100_000)
+                if full else dict(dims=[2], n=4000, n_high_dim=4000, n_rotated=4000))
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     if args.time_to_target:
         D = int(args.time_to_target[0])
         time_to_target(D, args.time_to_target[1], args.n if D < 64 else args.n_high_dim)
@@ -166,8 +193,9 @@ def main():
         print(f"D={D:4d} eps={eps:5.1f} n={n} {'rotated/full' if rot else 'aligned/diag'}: "
               f"cBW2-UVP exact / sample % = {fmt(row)}  (published {row['published']}; "
               f"K = {row['n_components']}, {row['nit']} it, {row['message']})", flush=True)
-        with open(args.out, "w") as fh:
-            json.dump(rows, fh, indent=1)
+        if args.out:
+            with open(args.out, "w") as fh:
+                json.dump(rows, fh, indent=1)
 
     print("\n| pair | eps | " + " | ".join(f"D={D}" for D in args.dims) + " |")
     print("|---|---|" + "---|" * len(args.dims))
@@ -187,7 +215,8 @@ def main():
                       + " | ".join(str(pub.get(D, "-")) for D in args.dims) + " |")
     if skipped:
         print(f"not run (budget {args.budget:.0f} s reached): {skipped}")
-    print(f"total {time.perf_counter() - start:.0f} s; rows saved to {args.out}")
+    saved = f"; rows saved to {args.out}" if args.out else ""
+    print(f"total {time.perf_counter() - start:.0f} s{saved}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,275 @@
+"""The vector dense associative memory (modern Hopfield network)."""
+import numpy as np
+
+from .._lib.backend import resolve_backend
+from .._lib.namespace import array_namespace
+from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
+                               check_choice)
+from ..lse import logsumexp, softmax
+from ._dask import is_dask_array, retrieve_dask
+from ._retrieval import _VectorGeometry, _iterate, _lse_backend, _no_live_output, _result
+
+__all__ = ["VectorMemory"]
+
+
+class VectorMemory:
+    """Modern Hopfield network / vector dense associative memory.
+
+    Stores ``N`` patterns :math:`x_i \\in \\mathbb{R}^d` and retrieves them from queries
+    by the fixed-point iteration :math:`\\xi^+ = \\sum_i p_i x_i` with Gibbs weights
+    :math:`p = \\operatorname{softmax}(\\beta s(\\xi, x))`. The similarity is
+
+    - ``"euclidean"`` (default): :math:`s = -\\|\\xi - x_i\\|^2`, energy
+      :math:`E = -\\beta^{-1}\\log\\sum_i e^{-\\beta\\|\\xi - x_i\\|^2}` -- the degenerate
+      (zero-covariance or commuting) case of :class:`GaussianMemory`;
+    - ``"dot"``: :math:`s = \\xi \\cdot x_i`, energy
+      :math:`E = -\\beta^{-1}\\log\\sum_i e^{\\beta \\xi\\cdot x_i} + \\tfrac12\\|\\xi\\|^2`
+      (Ramsauer et al. 2021).
+
+    Both updates are concave-convex procedure steps, so the energy never increases.
+
+    Parameters
+    ----------
+    patterns : array, shape (N, d)
+    beta : float
+        Inverse temperature, > 0.
+    similarity : {"euclidean", "dot"}
+    backend : {"auto", "numpy", "numba", "cupy"}
+        ``"cupy"`` moves numpy patterns to the GPU once; results come back as numpy.
+
+    Raises
+    ------
+    ValueError
+        Non-finite patterns, wrong shapes, ``beta <= 0``.
+
+    References
+    ----------
+    .. [1] H. Ramsauer et al., "Hopfield networks is all you need", ICLR 2021.
+    .. [2] D. Krotov and J. J. Hopfield, "Dense associative memory for pattern
+       recognition", NeurIPS 2016.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import VectorMemory
+    >>> X = np.eye(3) * 4.0
+    >>> res = VectorMemory(X, beta=1.0).retrieve(np.array([3.0, 0.5, 0.0]))
+    >>> res.index, np.round(res.x, 6).tolist(), res.converged
+    (0, [4.0, 0.0, 0.0], True)
+    """
+
+    def __init__(self, patterns, beta=1.0, *, similarity="euclidean", backend="auto"):
+        xp = array_namespace(patterns)
+        self._be = resolve_backend(backend, xp)
+        self._backend = backend
+        self.beta = check_positive(beta, "beta")
+        self.similarity = check_choice(similarity, ("euclidean", "dot"), "similarity")
+        X = as_float_array(self._be.to_device(patterns), self._be.xp, "patterns", ndim=2)
+        check_finite(X, self._be.xp, "patterns")
+        if X.shape[0] < 1:
+            raise ValueError("patterns must hold at least one stored pattern, got 0 rows")
+        self.patterns = X
+        self._geom = _VectorGeometry(X, self._be.xp, self.similarity)
+
+    @property
+    def n_patterns(self):
+        return self.patterns.shape[0]
+
+    @property
+    def dim(self):
+        return self.patterns.shape[1]
+
+    def _queries(self, x):
+        xp = self._be.xp
+        x = as_float_array(self._be.to_device(x), xp, "x", ndim=(1, 2))
+        single = x.ndim == 1
+        x = xp.reshape(x, (-1, x.shape[-1]))
+        if x.shape[1] != self.dim:
+            raise ValueError(f"queries must have dimension {self.dim}, got shape "
+                             f"{tuple(x.shape)}")
+        check_finite(x, xp, "x")
+        return xp.astype(x, xp.result_type(x.dtype, self.patterns.dtype)), single
+
+    def _scores(self, x):
+        x, single = self._queries(x)
+        return self._geom.scores((x,)), x, single
+
+    def energy(self, x):
+        """Energy of each query.
+
+        ``"euclidean"``: :math:`E = -\\beta^{-1}\\log\\sum_i e^{-\\beta\\|\\xi - x_i\\|^2}`;
+        ``"dot"``: :math:`E = -\\beta^{-1}\\log\\sum_i e^{\\beta \\xi\\cdot x_i}
+        + \\tfrac12\\|\\xi\\|^2`.
+
+        Parameters
+        ----------
+        x : array, shape (Q, d) or (d,)
+            Query states.
+
+        Returns
+        -------
+        array, shape (Q,)
+            A scalar for one query of shape (d,).
+
+        Raises
+        ------
+        ValueError
+            ``x`` not 1-D or 2-D, of a dimension other than the patterns', or holding
+            NaN/inf.
+        TypeError
+            Complex or non-numeric ``x``.
+
+        References
+        ----------
+        .. [1] H. Ramsauer et al., "Hopfield networks is all you need", ICLR 2021.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers import VectorMemory
+        >>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
+        >>> round(float(mem.energy(np.zeros(3))), 6)  # 16 - log 3
+        14.901388
+        """
+        s, x, single = self._scores(x)
+        E = -logsumexp(self.beta * s, axis=1, backend=_lse_backend(self._be)) / self.beta
+        off = self._geom.energy_offset((x,))
+        E = E if off is None else E + off
+        return self._be.to_input(E[0] if single else E)
+
+    def weights(self, x):
+        """Gibbs weights over the patterns, :math:`p = \\operatorname{softmax}(\\beta s)`.
+
+        Parameters
+        ----------
+        x : array, shape (Q, d) or (d,)
+            Query states.
+
+        Returns
+        -------
+        array, shape (Q, N)
+            Rows sum to one; shape (N,) for one query of shape (d,).
+
+        Raises
+        ------
+        ValueError
+            ``x`` not 1-D or 2-D, of a dimension other than the patterns', or holding
+            NaN/inf.
+        TypeError
+            Complex or non-numeric ``x``.
+
+        References
+        ----------
+        .. [1] H. Ramsauer et al., "Hopfield networks is all you need", ICLR 2021.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers import VectorMemory
+        >>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
+        >>> mem.weights(np.array([4.0, 0.0, 0.0])).round(6).tolist()
+        [1.0, 0.0, 0.0]
+        """
+        s, _, single = self._scores(x)
+        p = softmax(self.beta * s, axis=1)
+        return self._be.to_input(p[0, ...] if single else p)
+
+    def step(self, x):
+        """One update :math:`\\xi^+ = \\sum_i p_i x_i`.
+
+        Parameters
+        ----------
+        x : array, shape (Q, d) or (d,)
+            Query states.
+
+        Returns
+        -------
+        array, shape (Q, d) or (d,)
+            The updated states.
+
+        Raises
+        ------
+        ValueError
+            ``x`` not 1-D or 2-D, of a dimension other than the patterns', or holding
+            NaN/inf.
+        TypeError
+            Complex or non-numeric ``x``.
+
+        References
+        ----------
+        .. [1] H. Ramsauer et al., "Hopfield networks is all you need", ICLR 2021.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers import VectorMemory
+        >>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
+        >>> mem.step(np.array([3.0, 0.5, 0.0])).round(6).tolist()
+        [4.0, 0.0, 0.0]
+        """
+        s, x, single = self._scores(x)
+        (z,), _ = self._geom.step((x,), softmax(self.beta * s, axis=1))
+        return self._be.to_input(z[0, ...] if single else z)
+
+    def retrieve(self, x, maxiter=100, tol=1e-10, *, callback=None, progress=False):
+        """Iterate the update from each query until it moves less than ``tol``.
+
+        Parameters
+        ----------
+        x : array, shape (Q, d) or (d,)
+            Queries; a dask array of shape (Q, d) is retrieved chunk by chunk and the
+            result holds lazy dask arrays (no ``energy`` trace; ``status`` and
+            ``success`` are lazy 0-d arrays; no ``callback`` or ``progress``).
+        maxiter : int
+        tol : float
+            Stop a query when ``|xi_{t+1} - xi_t| <= tol``.
+        callback : callable, optional
+            ``callback(OptimizeResult(x, nit, state, energy, converged))`` each
+            iteration, ``x`` the current states (Q, d) in the input's namespace; raising
+            ``StopIteration`` stops (``success=False``, ``status=99``).
+        progress : bool
+
+        Returns
+        -------
+        OptimizeResult
+            ``x`` (retrieved states), ``nit``, ``converged``, ``index`` (nearest stored
+            pattern at the end), ``energy`` (trace, shape (T + 1, Q)), ``fun`` (final
+            energy), ``success``, ``status``, ``message``.
+
+        Raises
+        ------
+        ValueError
+            ``x`` not 1-D or 2-D, of a dimension other than the patterns', or holding
+            NaN/inf; ``maxiter < 0``; ``tol`` negative or not finite.
+        TypeError
+            Complex or non-numeric ``x``, non-integer ``maxiter`` or non-real ``tol``.
+
+        References
+        ----------
+        .. [1] H. Ramsauer et al., "Hopfield networks is all you need", ICLR 2021.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers import VectorMemory
+        >>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
+        >>> res = mem.retrieve(np.array([[3.0, 0.5, 0.0], [0.2, 0.1, 3.5]]))
+        >>> res.index.tolist(), bool(res.converged.all())
+        ([0, 2], True)
+        """
+        maxiter = check_int(maxiter, "maxiter", minimum=0)
+        tol = check_positive(tol, "tol", strict=False)
+        if is_dask_array(x):
+            _no_live_output(callback, progress)
+            payload = ("vector", (self._be.to_input(self.patterns), self.beta),
+                       dict(similarity=self.similarity, backend=self._backend))
+            return retrieve_dask(payload, (x,), maxiter=maxiter, tol=tol,
+                                 dtype=np.result_type(x.dtype, self.patterns.dtype))
+        x, single = self._queries(x)
+        xp = self._be.xp
+        state, nit, conv, index, trace, status, message = _iterate(
+            self._geom, (x,), self.beta, maxiter, tol, xp, _lse_backend(self._be),
+            callback=callback, progress=progress, n_patterns=self.n_patterns,
+            to_input=self._be.to_input)
+        return _result(self._be, single, status, message, nit, conv, index, trace,
+                       x=state[0])

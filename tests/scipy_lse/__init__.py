@@ -1,0 +1,1 @@
+"""SciPy's own logsumexp test suite, run against solvers (see conftest.py)."""
