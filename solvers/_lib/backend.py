@@ -148,3 +148,11 @@ def resolve_backend(backend, xp):
 
         return Backend("cupy", cp_compat, xp)
     raise ValueError(f"backend='cupy' needs numpy or cupy arrays, got {xp.__name__}")
+
+
+def backend_arg(be):
+    """The ``backend=`` string that selects the resolved backend ``be`` again for arrays of
+    ``be.xp`` (to hand on to another entry point, e.g. ``logsumexp(..., backend=...)``)."""
+    if be.name == "generic":
+        return "numpy" if is_numpy_namespace(be.xp) else "auto"
+    return be.name

@@ -44,3 +44,14 @@ def to_numpy_scalar(x):
     Meant for scalars the *user* asked for (``result.fun``), never for bulk data.
     """
     return float(x)
+
+
+def is_dask_collection(x):
+    """True for a dask array, dataframe or series (checked by type; never imports dask)."""
+    module = type(x).__module__ or ""
+    return module.split(".")[0] == "dask" and hasattr(x, "npartitions")
+
+
+def is_dask_array(x):
+    """True for a dask array (checked by type; never imports dask)."""
+    return is_dask_collection(x) and hasattr(x, "chunks")

@@ -1,4 +1,5 @@
 """Input validation with messages that name the argument and say what was expected."""
+import math
 import numbers
 
 import numpy as np
@@ -101,6 +102,8 @@ def check_positive_definite(S, xp, name, *, semi=False, rtol=None):
     if S.ndim < 2 or S.shape[-1] != S.shape[-2]:
         raise ValueError(f"{name} must be square matrices (..., d, d), got shape {tuple(S.shape)}")
     check_finite(S, xp, name)
+    if math.prod(S.shape) == 0:
+        return  # an empty stack holds no matrix to check
     if rtol is None:
         rtol = 1e-5 if S.dtype == xp.float32 else 1e-10
     scale = xp.max(xp.abs(S)) if S.shape[-1] > 0 else 0.0

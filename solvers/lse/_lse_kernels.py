@@ -6,6 +6,7 @@ code passed in by the caller; dask arrays get lazy tree reductions (``_lse_dask.
 imported only when a dask array arrives), because the generic code would compute eagerly.
 """
 from .._lib.kernels import KernelTable
+from .._lib.namespace import is_dask_array
 
 __all__ = ["KERNELS", "kernel"]
 
@@ -42,16 +43,12 @@ def kernel(name, be, generic):
     return KERNELS.get(name, be, generic=generic)
 
 
-def _is_dask_array(x):
-    return type(x).__module__.partition(".")[0] == "dask"
-
-
 def join_lazy(*arrays):
     """When any input is a dask array, wrap the numpy / list inputs as (one-chunk) dask
     arrays too, so that a dask ``A`` can meet a numpy ``B``; otherwise return them as is.
     Imports dask only when a dask array is present."""
-    if not any(_is_dask_array(x) for x in arrays if x is not None):
+    if not any(is_dask_array(x) for x in arrays if x is not None):
         return arrays
     import dask.array as da
 
-    return tuple(x if x is None or _is_dask_array(x) else da.asarray(x) for x in arrays)
+    return tuple(x if x is None or is_dask_array(x) else da.asarray(x) for x in arrays)

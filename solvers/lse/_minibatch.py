@@ -28,19 +28,15 @@ import numbers
 
 import numpy as np
 
+from .._lib.namespace import is_dask_collection
+
 __all__ = ["make_source", "is_partitioned"]
-
-
-def _is_dask_collection(obj):
-    """A dask array / dataframe / series, detected without importing dask."""
-    module = type(obj).__module__ or ""
-    return module.split(".")[0] == "dask" and hasattr(obj, "npartitions")
 
 
 def is_partitioned(data, name="data"):
     """True when ``data`` (or every member of a tuple ``data``) is a dask collection."""
     items = data if isinstance(data, tuple) else (data,)
-    flags = [_is_dask_collection(d) for d in items]
+    flags = [is_dask_collection(d) for d in items]
     if any(flags) and not all(flags):
         raise TypeError(f"{name}: give only dask collections or only in-memory arrays, "
                         "not a mix")

@@ -10,16 +10,13 @@ dask arrays. dask is imported only when dask input arrives.
 """
 import numpy as np
 
-__all__ = ["is_dask_array", "retrieve_dask"]
+from .._lib.namespace import is_dask_array
+
+__all__ = ["retrieve_dask"]
 
 #: per-process cache of memories rebuilt from a payload (token -> memory)
 _BUILT = {}
 _CACHE_SIZE = 4
-
-
-def is_dask_array(x):
-    """True for a dask array (checked by type, without importing dask)."""
-    return type(x).__module__.split(".")[0] == "dask" and hasattr(x, "chunks")
 
 
 def _memory_from(payload, token):

@@ -6,7 +6,8 @@ from .._lib.namespace import array_namespace
 from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
                                check_choice)
 from ..lse import logsumexp, softmax
-from ._dask import is_dask_array, retrieve_dask
+from .._lib.namespace import is_dask_array
+from ._dask import retrieve_dask
 from ._retrieval import _VectorGeometry, _iterate, _lse_backend, _no_live_output, _result
 
 __all__ = ["VectorMemory"]

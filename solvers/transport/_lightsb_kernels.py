@@ -16,7 +16,7 @@ from functools import partial
 
 from ._lightsb_model import diag_stats_xp, log_weights_diag_xp, sample_diag_xp
 from .._lib.kernels import KernelTable
-from .bures_kernels import backend_arg
+from .._lib.backend import backend_arg
 
 KERNELS = KernelTable(
     __package__,

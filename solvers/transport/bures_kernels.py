@@ -25,7 +25,7 @@ import numpy as np
 
 from .._lib.validation import as_float_array, check_finite, check_positive_definite
 from .._lib.kernels import KernelTable
-from .._lib.namespace import is_numpy_namespace
+from .._lib.backend import backend_arg
 
 __all__ = ["KERNELS", "backend_arg", "sym", "tiny", "roots", "sqrt_and_inv_sqrt", "sqdist_direct",
            "sqdist_gram", "chunk_rows", "cdist_full", "weighted_root_sum", "screened_cdist",
@@ -144,14 +144,6 @@ KERNELS = KernelTable(
     screened_cdist={"numba": "._bures_numba:screened_cdist",
                     "cupy": "._bures_cupy:screened_cdist"},
 )
-
-
-def backend_arg(be):
-    """The ``backend=`` string that selects the resolved backend ``be`` again for arrays
-    of ``be.xp`` (to pass on to another entry point, e.g. ``logsumexp``)."""
-    if be.name == "generic":
-        return "numpy" if is_numpy_namespace(be.xp) else "auto"
-    return be.name
 
 
 def _xp_kernel(fn, xp):
