@@ -440,7 +440,7 @@ def _reason(exc):
 
 
 if __name__ == "__main__":
-    # python tests/test_bad_input.py: print a fresh KNOWN_FAILURES body (all cells, in-process)
+    # PYTHONPATH=. python tests/test_bad_input.py: a fresh KNOWN_FAILURES body, all cells
     warnings.filterwarnings("error", category=RuntimeWarning, module="solvers.*")
     for param in _cells():
         row, arg, kind = param.values
