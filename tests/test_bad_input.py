@@ -35,6 +35,7 @@ from _bad_input_table import (
 # =========================================================================================
 # KNOWN_FAILURES: cells that fail today, "entry-arg-kind": "what happens today".
 # Fix the library, then delete the entry (strict xfail: a fixed cell fails until deleted).
+# The cells failing now, with reasons: PYTHONPATH=. python tests/test_bad_input.py
 # =========================================================================================
 KNOWN_FAILURES = {
     # --- lse
