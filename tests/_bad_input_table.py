@@ -366,6 +366,10 @@ CATEGORIES = {
     "simplex": {"nan": (_put(np.nan), RAISE), "neg": (_neg_entry, RAISE),
                 "zero": (_zero_sum, RAISE), "shape": (_shape, RAISE),
                 "list": (_as_list, EITHER)},
+    # real weights of any sign, one per item
+    "real_weights": {"nan": (_put(np.nan), RAISE), "inf": (_put(np.inf), RAISE),
+                     "shape": (_shape, RAISE), "complex": (_as_complex, RAISE),
+                     "list": (_as_list, EITHER)},
     # a permutation of range(d) or int indices
     "indices": {"float": (lambda v: np.asarray(v) + 0.5, RAISE),
                 "neg": (_neg_entry, RAISE), "dup": (_dup_entry, RAISE),
@@ -993,8 +997,8 @@ ROWS = [
                                                            np.asarray(m.var)]),
     Row("scalarize", scalarize,
         lambda: {"objectives": [_c(_QUBO), _c(_QUBO2)], "weights": np.array([0.3, 0.7])},
-        {"objectives": "qubos", "weights": "simplex"}, covers="solvers.qubo.scalarize",
-        overrides={("weights", "zero"): EITHER}),
+        {"objectives": "qubos", "weights": "real_weights"},  # documented: any sign
+        covers="solvers.qubo.scalarize"),
     Row("scale_qubos", scale_qubos,
         lambda: {"objectives": [_c(_QUBO), _c(_QUBO2)], "method": "variance", "p": 0.3},
         {"objectives": "qubos", "method": "choice", "p": "prob"},

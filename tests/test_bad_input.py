@@ -251,7 +251,6 @@ KNOWN_FAILURES = {
     "qubo_energy-X-shape": "ValueError not naming it: operands could not be broadcast together wi",
     "scalarize-objectives-nan": "ValueError not naming it: Q must be finite; it holds 1 NaN value",
     "scalarize-objectives-ndim": "ValueError not naming it: Q must have 2 dimension(s), got shape",
-    "scalarize-weights-neg": "accepted without error: returns a tuple",
     "scale_qubos-objectives-nan": "ValueError not naming it: Q must be finite; it holds 1 NaN val",
     "scale_qubos-objectives-ndim": "ValueError not naming it: Q must have 2 dimension(s), got sha",
 }
