@@ -813,7 +813,8 @@ ROWS = [
         lambda: {"query_covs": _c(_CQ), "covs": _c(_C), "weights": np.tile(_W4, (2, 1))},
         {"query_covs": "spd", "covs": "spd", "weights": "simplex"},
         covers="solvers.transport.weighted_monge_map", backend=True,
-        together=[("query_covs", "weights")]),
+        together=[("query_covs", "weights")],
+        overrides={("weights", "zero"): EITHER}),  # documented: non-negative, sum not fixed
     # ---------------------------------------------------------- transport.benchmark
     Row("BenchmarkPair", BenchmarkPair,
         lambda: {"weights": _c(_W4), "means": _c(_M), "covariances": _c(_C), "epsilon": 1.0},

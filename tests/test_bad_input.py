@@ -97,7 +97,6 @@ KNOWN_FAILURES = {
     "bures_wasserstein_distance-S2-ndim": "accepted without error: returns array([4.79383688])",
     "sqrtm_psd-S-nan": "LinAlgError not naming it: Eigenvalues did not converge",
     "sqrtm_psd-S-inf": "accepted: returns an array holding NaN",
-    "weighted_monge_map-weights-zero": "accepted without error: returns an array",
     # --- transport.benchmark
     "BenchmarkPair-weights-nan": "ValueError not naming it: log_alpha must be finite; it holds 1 ",
     "BenchmarkPair-weights-neg": "NaN arithmetic inside (RuntimeWarning: invalid value encountere",
