@@ -55,12 +55,12 @@ class VIDPDAG:
     def track_shd_er2_d20(self):
         from solvers.dag import learn_dag, shd
 
-        return shd(self.B, learn_dag(self.X, method="dpdag", rng=0, max_iter=1500).adjacency)
+        return shd(self.B, learn_dag(self.X, method="dpdag", rng=0, maxiter=1500).adjacency)
 
     def track_shd_er2_d20_elbo(self):
         from solvers.dag import learn_dag, shd
 
-        res = learn_dag(self.X, method="dpdag", rng=0, max_iter=1500, order_objective="elbo",
+        res = learn_dag(self.X, method="dpdag", rng=0, maxiter=1500, order_objective="elbo",
                         support="edges")
         return shd(self.B, res.adjacency)
 

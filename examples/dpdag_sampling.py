@@ -43,7 +43,7 @@ def main(argv=None):
     d = 10 if args.quick else 20
     X, W, B = simulate_data(d=d, n=1000, k=2, rng=100)
     start = time.perf_counter()
-    res = learn_dag(X, method="dpdag", rng=0, max_iter=1000 if args.quick else 3000)
+    res = learn_dag(X, method="dpdag", rng=0, maxiter=1000 if args.quick else 3000)
     seconds = time.perf_counter() - start
     acc = count_accuracy(B, res.adjacency)
     A = res.sample_dags(2000, rng=1)

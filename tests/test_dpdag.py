@@ -345,7 +345,7 @@ def test_learn_dpdag_small_graph():
     from solvers.dag import learn_dag, simulate_data, shd, is_dag
 
     X, W, B = simulate_data(d=5, n=1000, k=1, rng=0)
-    res = learn_dag(X, method="dpdag", rng=0, max_iter=800)
+    res = learn_dag(X, method="dpdag", rng=0, maxiter=800)
     assert res.success and res.is_dag() and res.method == "dpdag"
     assert shd(B, res.adjacency) <= 1
     assert res.edge_probs.shape == (5, 5) and np.all(np.diag(res.edge_probs) == 0)
@@ -365,21 +365,22 @@ def test_learn_dpdag_callback_and_options():
         if r.nit == 5:
             raise StopIteration
 
-    res = learn_dag(X, method="dpdag", rng=0, callback=cb, max_iter=100)
+    res = learn_dag(X, method="dpdag", rng=0, callback=cb, maxiter=100)
     assert res.nit == 5 and seen == [1, 2, 3, 4, 5] and res.status == 99
+    assert res.success is False and res.is_dag()
     for kw in ({"order": "sinkhorn"}, {"noise_variance": "nonequal"},
                {"order_objective": "elbo", "support": "edges"}, {"order_grad": "st"}):
-        r = learn_dag(X, method="dpdag", rng=0, max_iter=20, **kw)
+        r = learn_dag(X, method="dpdag", rng=0, maxiter=20, **kw)
         assert r.is_dag()
-    r = learn_dag(X.astype(np.float32), method="dpdag", rng=0, max_iter=20)
+    r = learn_dag(X.astype(np.float32), method="dpdag", rng=0, maxiter=20)
     assert r.W.dtype == np.float32 and r.is_dag()
     with pytest.raises(ValueError, match="prior_p"):
         learn_dag(X, method="dpdag", prior_p=1.5)
     with pytest.raises(TypeError, match="unknown option"):
         learn_dag(X, method="dpdag", bogus=1)
     # reproducible for a seed
-    a = learn_dag(X, method="dpdag", rng=4, max_iter=30)
-    b = learn_dag(X, method="dpdag", rng=4, max_iter=30)
+    a = learn_dag(X, method="dpdag", rng=4, maxiter=30)
+    b = learn_dag(X, method="dpdag", rng=4, maxiter=30)
     np.testing.assert_array_equal(a.W, b.W)
 
 
@@ -388,10 +389,14 @@ def test_learn_dpdag_array_api(xp):
     from solvers.dag.dpdag import _learn_dpdag
 
     X, _, _ = simulate_data(d=4, n=200, k=1, rng=1)
-    res = _learn_dpdag(xp.asarray(X), rng=0, max_iter=30)
+    res = _learn_dpdag(xp.asarray(X), rng=0, maxiter=30)
     assert res.is_dag()
-    ref = _learn_dpdag(X, rng=0, max_iter=30, backend="numpy")
+    ref = _learn_dpdag(X, rng=0, maxiter=30, backend="numpy")
     np.testing.assert_allclose(to_numpy(res.W), ref.W, rtol=1e-8, atol=1e-10)
+    # issue 17: every array field in the input namespace
+    for key in ("W", "adjacency", "order", "loss_history", "W_vi", "edge_probs"):
+        assert type(res[key]) is type(xp.asarray(X)), key
+    np.testing.assert_array_equal(to_numpy(res.adjacency), ref.adjacency)
 
 
 @pytest.mark.slow
@@ -404,7 +409,7 @@ def test_vi_edge_marginals_match_exact_posterior_d3():
     gaps = []
     for seed in range(2):
         X, W, B = simulate_data(d=3, n=100, k=1, rng=seed)
-        res = learn_dag(X, method="dpdag", rng=seed, max_iter=1500, prior_p=0.3,
+        res = learn_dag(X, method="dpdag", rng=seed, maxiter=1500, prior_p=0.3,
                         order_objective="elbo")
         post = exact_edge_posterior(X, res.W_vi, res.sigma2, 0.3)
         gaps.append(np.abs(post - res.edge_probs).max())
@@ -416,9 +421,9 @@ def test_vi_dpdag_er2_d20():
     from solvers.dag import learn_dag, simulate_data, shd
 
     X, W, B = simulate_data(d=20, n=1000, k=2, rng=100)
-    res = learn_dag(X, method="dpdag", rng=0, max_iter=1500)  # defaults: profile order
+    res = learn_dag(X, method="dpdag", rng=0, maxiter=1500)  # defaults: profile order
     assert res.is_dag() and shd(B, res.adjacency) <= 2
-    res = learn_dag(X, method="dpdag", rng=0, max_iter=1500, order_objective="elbo",
+    res = learn_dag(X, method="dpdag", rng=0, maxiter=1500, order_objective="elbo",
                     refine=True)
     assert res.is_dag() and shd(B, res.adjacency) <= 2
 
@@ -491,7 +496,7 @@ def test_mlp_mechanisms_nonlinear_chain():
     x2 = 2.0 * np.tanh(1.5 * x1) + 0.5 * rng.normal(size=n)
     X = np.stack([x0, x1, x2], axis=1)
     B = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]], dtype=bool)
-    res = learn_dag(X, method="dpdag", mechanism="mlp", rng=0, max_iter=600)
+    res = learn_dag(X, method="dpdag", mechanism="mlp", rng=0, maxiter=600)
     assert res.is_dag() and shd(B, res.adjacency) <= 1
     with pytest.raises(ValueError, match="mlp"):
         learn_dag(X, method="dpdag", mechanism="mlp", order_objective="profile")

@@ -75,7 +75,7 @@ def posterior(settings=(("score gradient, ELBO order", {"order_objective": "elbo
             gaps = []
             for seed in range(3):
                 X, W, B = simulate_data(d=3, n=n, k=1, rng=seed)
-                res = learn_dag(X, method="dpdag", rng=seed, max_iter=1500, prior_p=0.3, **kw)
+                res = learn_dag(X, method="dpdag", rng=seed, maxiter=1500, prior_p=0.3, **kw)
                 post = exact_edge_posterior(X, res.W_vi, res.sigma2, 0.3)
                 gaps.append(float(np.abs(post - res.edge_probs).max()))
             print(f"d=3 n={n:5d} {label:26s} max gap per seed: "

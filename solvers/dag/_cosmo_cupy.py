@@ -30,7 +30,12 @@ def _orient_kernel():
         "solvers_cosmo_orient")
 
 
-def orient(H, p, inv_t, eps):
+def init_state(H, p):
+    """Adam moments on the device."""
+    return (cupy.zeros_like(H), cupy.zeros_like(H), cupy.zeros_like(p), cupy.zeros_like(p))
+
+
+def orient(H, p, inv_t, eps, state=None):
     """``S`` and ``W = H * S`` on the device (mirrors ``_cosmo_numba.orient``)."""
     d = p.shape[0]
     dt = H.dtype.type

@@ -217,3 +217,26 @@ def add_gain(C, w, v, parents, coefs):
     if cxx <= 1e-10 * C[v, v]:
         return 0.0
     return cxy * cxy / cxx
+
+
+# ---------------------------------------------------------------------------------------
+# the kernel-table entries (see _dag_kernels.py): state buffers, orientation, fused step
+
+def init_state(H, p):
+    """Work buffers of a run: ``S``, ``W`` and the Adam moments (updated in place)."""
+    return {"S": np.empty_like(H), "W": np.empty_like(H), "mH": np.zeros_like(H),
+            "vH": np.zeros_like(H), "mp": np.zeros_like(p), "vp": np.zeros_like(p),
+            "gp": np.empty_like(p)}
+
+
+def orient_into(H, p, inv_t, eps, state):
+    """``(S, W)`` written into the run's buffers."""
+    orient(H, p, inv_t, eps, state["S"], state["W"])
+    return state["S"], state["W"]
+
+
+def step(G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2, bc1, bc2, adam_eps, adam, state):
+    """One fused gradient + Adam step in place; returns ``(H, p, state, penalty)``."""
+    pen = grad_step(G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2, bc1, bc2, adam_eps, adam,
+                    state["mH"], state["vH"], state["mp"], state["vp"], state["gp"])
+    return H, p, state, pen

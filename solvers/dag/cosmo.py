@@ -44,17 +44,21 @@ References
 .. [2] C. Deng, K. Bello, B. Aragam, P. Ravikumar, "Optimizing NOTEARS objectives via
    topological swaps", ICML 2023.
 """
+import functools
 import math
 import time
 
 import numpy as np
 
 from .._lib.backend import resolve_backend
-from .._lib.results import STOPPED_BY_CALLBACK, Progress, call_callback
+from .._lib.optim import adam_update
+from .._lib.results import STOPPED_BY_CALLBACK, Progress, Status, call_callback
 from .._lib.rng import check_rng
 from .._lib.validation import check_choice, check_int, check_positive
 from .graph import to_host
 from .learn import check_data, make_result
+from .refine import model_bic
+from ._dag_kernels import KERNELS
 
 __all__ = ["learn_cosmo", "cosmo_loss_grad", "orientation"]
 
@@ -184,18 +188,42 @@ def _step_xp(xp, G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2, bc1, bc2, adam_eps, 
     gH = (G * S + l1 * xp.sign(Ho) + 2.0 * l2 * Ho) * off
     M = G * H * S * (1.0 - S) * inv_t
     gp = xp.sum(M, axis=0) - xp.sum(M, axis=1) + 2.0 * lp * p
-    if adam:
+    if adam:  # the shared _lib Adam update (the Numba kernel fuses the same arithmetic)
         mH, vH, mp, vp = state
-        mH = b1 * mH + (1.0 - b1) * gH
-        vH = b2 * vH + (1.0 - b2) * gH * gH
-        mp = b1 * mp + (1.0 - b1) * gp
-        vp = b2 * vp + (1.0 - b2) * gp * gp
-        H = H - lr * (mH / bc1) / (xp.sqrt(vH / bc2) + adam_eps)
-        p = p - lr * (mp / bc1) / (xp.sqrt(vp / bc2) + adam_eps)
+        H, mH, vH = adam_update(H, gH, mH, vH, lr, b1, b2, adam_eps, bc1, bc2, xp)
+        p, mp, vp = adam_update(p, gp, mp, vp, lr, b1, b2, adam_eps, bc1, bc2, xp)
         state = (mH, vH, mp, vp)
     else:
         H = H - lr * gH
         p = p - lr * gp
+    return H, p, state, pen
+
+
+def _init_state_xp(H, p):
+    """Generic run state: the off-diagonal mask and the Adam moments."""
+    from .._lib.namespace import array_namespace
+
+    xp = array_namespace(H, p)
+    off = 1.0 - xp.eye(p.shape[0], dtype=H.dtype)
+    return {"off": off, "adam": (xp.zeros_like(H), xp.zeros_like(H), xp.zeros_like(p),
+                                 xp.zeros_like(p))}
+
+
+def _orient_xp(H, p, inv_t, eps, state):
+    from .._lib.namespace import array_namespace
+
+    xp = array_namespace(H, p)
+    S = _sigmoid_xp(xp, (p[None, :] - p[:, None] - eps) * inv_t) * state["off"]
+    return S, H * S
+
+
+def _step_generic(G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2, bc1, bc2, adam_eps, adam,
+                  state):
+    from .._lib.namespace import array_namespace
+
+    xp = array_namespace(H, p)
+    H, p, state["adam"], pen = _step_xp(xp, G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2, bc1,
+                                        bc2, adam_eps, adam, state["adam"], state["off"])
     return H, p, state, pen
 
 
@@ -211,43 +239,23 @@ def _train(Xc, C, n, H, p, *, be, batch_size, maxiter, t_max, t_min, eps, l1, l2
            optimizer, rng, callback, progress, record_every):
     """Run the COSMO optimisation; returns H, p, loss history, nit, stopped."""
     xp = be.xp
-    d = p.shape[0]
     adam = optimizer == "adam"
     b1, b2, adam_eps = 0.9, 0.999, 1e-8
     history = []
     stopped = False
     full = batch_size is None or batch_size >= n
     half_trC = 0.5 * float(xp.sum(xp.linalg.diagonal(C))) if full else 0.0
-    use_numba = be.name == "numba"
-    use_cupy = be.name == "cupy"
-    if use_numba:
-        from . import _cosmo_numba as nb
-
-        H = np.ascontiguousarray(H)
-        p = np.ascontiguousarray(p)
-        S = np.empty_like(H)
-        W = np.empty_like(H)
-        mH, vH = np.zeros_like(H), np.zeros_like(H)
-        mp, vp = np.zeros_like(p), np.zeros_like(p)
-        gp = np.empty_like(p)
-    else:
-        off = 1.0 - xp.eye(d, dtype=H.dtype)
-        state = (xp.zeros_like(H), xp.zeros_like(H), xp.zeros_like(p), xp.zeros_like(p))
-        if use_cupy:
-            from . import _cosmo_cupy as cpk
+    init_state = KERNELS.get("cosmo_state", be, generic=_init_state_xp)
+    orient_k = KERNELS.get("cosmo_orient", be, generic=_orient_xp)
+    step_k = KERNELS.get("cosmo_step", be, generic=_step_generic)
+    state = init_state(H, p)
     perm = None
     pos = n
     with Progress(maxiter, desc="cosmo", enabled=progress) as bar:
         for k in range(maxiter):
             t = _temperature(k, maxiter, t_max, t_min)
             inv_t = 1.0 / t
-            if use_numba:
-                nb.orient(H, p, inv_t, eps, S, W)
-            elif use_cupy:
-                S, W = cpk.orient(H, p, inv_t, eps)
-            else:
-                S = _sigmoid_xp(xp, (p[None, :] - p[:, None] - eps) * inv_t) * off
-                W = H * S
+            S, W = orient_k(H, p, inv_t, eps, state)
             if full:
                 CW = C @ W
                 G = CW - C
@@ -262,15 +270,8 @@ def _train(Xc, C, n, H, p, *, be, batch_size, maxiter, t_max, t_min, eps, l1, l2
                 G = (Xb.T @ R) / batch_size
             bc1 = 1.0 - b1 ** (k + 1)
             bc2 = 1.0 - b2 ** (k + 1)
-            if use_numba:
-                pen = nb.grad_step(G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2, bc1, bc2,
-                                   adam_eps, adam, mH, vH, mp, vp, gp)
-            elif use_cupy:
-                H, p, state, pen = cpk.grad_step(G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2,
-                                                 bc1, bc2, adam_eps, adam, state)
-            else:
-                H, p, state, pen = _step_xp(xp, G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2,
-                                            bc1, bc2, adam_eps, adam, state, off)
+            H, p, state, pen = step_k(G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2, bc1, bc2,
+                                      adam_eps, adam, state)
             record = (k % record_every == 0) or k == maxiter - 1
             if record or callback is not None:
                 if full:
@@ -283,7 +284,7 @@ def _train(Xc, C, n, H, p, *, be, batch_size, maxiter, t_max, t_min, eps, l1, l2
                     return H, p, history, k + 1, "nonfinite"
                 if record:
                     history.append(loss)
-                    bar.update(record_every if k else 1, loss=loss, t=t)
+                    bar.update(k + 1 - bar.count, loss=loss, t=t)  # ends at maxiter
                 if callback is not None and call_callback(
                         callback, x=p, H=H, priorities=p, fun=loss, nit=k + 1,
                         temperature=t):
@@ -311,11 +312,12 @@ def _plain_graph(H, p, t_min, eps, threshold):
 
 
 def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_min=1e-3,
-                eps=1e-2, threshold=0.3, maxiter=None, epochs=None, batch_size=None,
+                eps=1e-2, threshold=None, maxiter=None, epochs=None, batch_size=None,
                 lr=None, optimizer="adam", init="variance", refine=True, restarts=1,
                 refine_rounds=50, refine_time_limit=None, max_parents=None, rng=None,
-                callback=None, progress=False, backend="auto", record_every=50):
-    """Learn a linear DAG with COSMO (smooth acyclic orientations), optionally refined.
+                callback=None, progress=False, backend="auto", record_every=50,
+                noise_variance="auto", mechanism="linear", workers=None):
+    r"""Learn a linear DAG with COSMO (smooth acyclic orientations), optionally refined.
 
     Parameters
     ----------
@@ -330,8 +332,28 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         last step (paper: 0.45 to ~1e-3).
     eps : float
         Orientation margin (paper 5e-3..2e-2).
-    threshold : float
-        Smallest absolute weight kept in the returned graph.
+    threshold : float, optional
+        Smallest absolute weight kept in the returned graph. Default 0.3 with equal noise
+        variances (raw units, as in the paper) and 0 with non-equal ones, whose weights
+        live on standardized columns and are pruned by BIC alone (a fixed threshold there
+        cut true edges and forced the refit to add many wrong ones).
+    noise_variance : {"auto", "equal", "nonequal"}
+        Noise model of the score the order is refined with. ``"equal"``: one noise
+        variance for all nodes (least squares; identifies the DAG when the variances
+        really are equal, Peters & Bühlmann 2014, but reads the order off the marginal
+        scales, so it fails on standardized or real data). ``"nonequal"``: one variance per
+        node, :math:`\tfrac12\sum_j \log \mathrm{rss}_j + |E| \log n / (2n)`; training
+        runs on standardized columns and the result does not depend on the scale of any
+        column; only the Markov equivalence class is identified (see ``cpdag``).
+        ``"auto"`` (default) runs both and keeps the lower BIC (equal variances are the
+        nested special case, so BIC picks them only when the data support them).
+    mechanism : {"linear", "additive"}
+        ``"linear"``: the linear SEM. ``"additive"``: each node a sum of smooth
+        functions of its parents (CAM-style cubic splines with a ridge penalty, parents
+        chosen by the additive BIC, see :mod:`solvers.dag.additive`); the order is searched
+        with the same additive score, started from the linear results and a greedy
+        edge-addition start. ``W`` then holds edge strengths (the standard deviation of
+        each fitted component on standardized data) and the DAG is identified.
     maxiter : int, optional
         Optimizer steps; default 5000 full batch, 8000 minibatch, and 1000 when
         ``d > 256`` (there the refinement does most of the work; see the guide).
@@ -354,8 +376,15 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         Refit parents exactly and improve the order by local swaps (default, beyond the
         paper). ``False`` returns the paper's thresholded ``H * S``.
     restarts : int
-        Independent COSMO runs (restarts after the first use ``init="random"`` priorities
-        around the first init); the run with the lowest BIC is kept.
+        Independent COSMO fits: the first with ``init`` and ``rng`` as given, the others
+        with ``init="random"`` and generators spawned from ``rng``
+        (``Generator.spawn``); the fit with the lowest BIC is kept (``restart_bics``
+        lists them, ``nit`` and ``time`` add up over all).
+    workers : None, int or map-like callable
+        Runs the restarts in parallel: an int (processes of a
+        ``concurrent.futures.ProcessPoolExecutor``; ``-1`` one per CPU) or any
+        ``map(func, iterable)`` such as ``multiprocessing.Pool.map`` or dask's
+        ``Client.map``. The result does not depend on ``workers``.
     refine_rounds, refine_time_limit
         Limits of the swap search (:func:`solvers.dag.refine.refine_order`).
     max_parents : int, optional
@@ -377,7 +406,9 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         ``W`` (input namespace), ``adjacency`` (acyclic), ``order``, ``priorities``,
         ``fun`` (final training loss), ``loss_history``, ``nit``, ``score`` (BIC per sample
         of the returned graph, lower is better), ``W_cosmo`` (the plain COSMO graph before
-        refinement), ``time``.
+        refinement), ``noise_variance`` (the model kept), ``bic`` (BIC per sample of each
+        model tried, variance parameters counted), ``cpdag`` (the equivalence class, see
+        :attr:`DAGResult.cpdag`), ``time``.
 
     Raises
     ------
@@ -407,7 +438,12 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
     >>> res.is_dag(), shd(B, res.adjacency)
     (True, 0)
     """
+    options = dict(locals())
+    del options["X"]
     start = time.perf_counter()
+    restarts = check_int(restarts, "restarts", minimum=1)
+    if restarts > 1:
+        return _restarts(X, options, start)
     X, xp_in = check_data(X)
     be = resolve_backend(backend, xp_in)
     xp = be.xp
@@ -420,10 +456,10 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
     if t_min > t_max:
         raise ValueError(f"t_min ({t_min}) must be <= t_max ({t_max})")
     eps = check_positive(eps, "eps", strict=False)
-    threshold = check_positive(threshold, "threshold", strict=False)
+    if threshold is not None:
+        threshold = check_positive(threshold, "threshold", strict=False)
     optimizer = check_choice(optimizer, ("adam", "sgd"), "optimizer")
     init = check_choice(init, INITS, "init")
-    restarts = check_int(restarts, "restarts", minimum=1)
     record_every = check_int(record_every, "record_every", minimum=1)
     if batch_size is None:
         # full-batch steps cost one d x d x d product; above LARGE_D minibatches are cheaper
@@ -446,54 +482,55 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
     lr = check_positive(lr, "lr")
     rng = check_rng(rng)
 
+    noise_variance = check_choice(noise_variance, ("auto", "equal", "nonequal"),
+                                  "noise_variance")
+    mechanism = check_choice(mechanism, ("linear", "additive", "mlp"), "mechanism")
+    if mechanism == "mlp":
+        raise ValueError("mechanism='mlp' is DP-DAG's: use learn_dag(X, method='dpdag', "
+                         "mechanism='mlp'), or mechanism='additive' here")
     dtype = X.dtype
     Xc = X - xp.mean(X, axis=0)
     C = (Xc.T @ Xc) / n
-    var = xp.linalg.diagonal(C)
     C_host = np.asarray(to_host(C), dtype=np.float64)
-    var_host = np.diag(C_host)
+    train = dict(be=be, batch_size=None if full else batch_size, maxiter=maxiter,
+                 t_max=t_max, t_min=t_min, eps=eps, l1=float(lambda1), l2=float(lambda2),
+                 lp=float(lambda_p), lr=lr, optimizer=optimizer, rng=rng, callback=callback,
+                 progress=progress, record_every=record_every)
+    search = dict(refine=refine, threshold=threshold, max_parents=max_parents,
+                  refine_rounds=refine_rounds, refine_time_limit=refine_time_limit, be=be)
+    runs = {}
+    if noise_variance in ("auto", "equal"):
+        runs["equal"] = _run_restarts(Xc, C, C_host, n, init, restarts, "equal", train,
+                                      search)
+    if noise_variance in ("auto", "nonequal") and not _stopped(runs):
+        # train on standardized columns (the equal-variance loss is then scale-free too)
+        sd = xp.sqrt(xp.linalg.diagonal(C))
+        extra = [runs["equal"][0]["order"]] if "equal" in runs else []
+        runs["nonequal"] = _run_restarts(Xc / sd, C / (sd[:, None] * sd[None, :]), C_host,
+                                         n, init, restarts, "nonequal", train, search,
+                                         extra_orders=extra)
+    if len(runs) == 2 and refine:
+        # and the non-equal order as one more start for the equal-variance search, so
+        # the two models are compared at their best graphs found from the same starts
+        best_eq = runs["equal"][0]
+        cand = _candidate(C_host, n, None, runs["nonequal"][0]["order"], None, [],
+                          noise="equal", **search)
+        if cand["score"] < best_eq["score"]:
+            cand.update(p=best_eq["p"], W_cosmo=best_eq["W_cosmo"], loss=best_eq["loss"],
+                        history=best_eq["history"])
+            runs["equal"] = (cand,) + tuple(runs["equal"][1:])
+    bics = {k: model_bic(C_host, n, r[0]["W"], k) for k, r in runs.items()}
+    chosen = min(bics, key=bics.get)
+    best, nit_total, (success, status, message) = runs[chosen]
+    nit_total = sum(r[1] for r in runs.values())
+    if mechanism == "additive":
+        from .additive import additive_search
 
-    best = None
-    nit_total = 0
-    message = "converged (schedule completed)"
-    status = 0
-    success = True
-    for r in range(restarts):
-        if init == "variance":
-            p0 = np.log(var_host)
-        elif init == "zeros":
-            p0 = np.zeros(d)
-        else:
-            p0 = 0.1 * rng.standard_normal(d)
-        if r > 0:
-            p0 = p0 + 0.5 * float(np.std(p0) if np.std(p0) > 0 else 1.0) * rng.standard_normal(d)
-        p = xp.asarray(p0, dtype=dtype)
-        H = xp.zeros((d, d), dtype=dtype)
-        H, p, hist, nit, stop = _train(
-            Xc, C, n, H, p, be=be, batch_size=None if full else batch_size,
-            maxiter=maxiter, t_max=t_max, t_min=t_min, eps=eps, l1=float(lambda1),
-            l2=float(lambda2), lp=float(lambda_p), lr=lr, optimizer=optimizer, rng=rng,
-            callback=callback, progress=progress, record_every=record_every)
-        nit_total += nit
-        if stop == "nonfinite":
-            success, status = False, 3
-            message = (f"the loss became non-finite at step {nit}; lower lr "
-                       "or standardize the data")
-        elif stop == "callback":
-            status, message = STOPPED_BY_CALLBACK
-        p_host = np.asarray(to_host(p), dtype=float)
-        H_host = np.asarray(to_host(H), dtype=float)
-        if not (np.all(np.isfinite(p_host)) and np.all(np.isfinite(H_host))):
-            p_host = np.nan_to_num(p_host)
-            H_host = np.nan_to_num(H_host)
-        W_plain, order = _plain_graph(H_host, p_host, t_min, eps, threshold)
-        cand = _candidate(C_host, n, W_plain, order, p_host, H_host, hist, refine, threshold,
-                          max_parents, refine_rounds, refine_time_limit, be)
-        if best is None or cand["score"] < best["score"]:
-            best = cand
-        if stop:
-            break
-
+        order_a, W_a, score_a = additive_search(
+            np.asarray(to_host(X), dtype=np.float64), [r[0]["order"] for r in runs.values()],
+            max_parents=max_parents, max_rounds=refine_rounds, time_limit=refine_time_limit)
+        best = dict(best, W=W_a, order=order_a, score=score_a)
+        chosen = "nonequal"
     W = best["W"]
     if _is_host_numpy(xp_in):
         W_out = W.astype(X.dtype)
@@ -504,7 +541,98 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         W_out, method="cosmo", order=best["order"], priorities=p_out,
         fun=best["loss"], loss_history=best["history"], nit=nit_total, success=success,
         status=status, message=message, time=time.perf_counter() - start,
-        score=best["score"], W_cosmo=best["W_cosmo"], refined=bool(refine))
+        score=best["score"], W_cosmo=best["W_cosmo"], refined=bool(refine),
+        noise_variance=chosen, bic=bics, mechanism=mechanism,
+        identified=chosen == "equal" or mechanism == "additive")
+
+
+def _restarts(X, options, start):
+    """``restarts`` independent fits mapped over ``workers``; keep the lowest BIC."""
+    from .._lib.parallel import parallel_map, spawn_generators
+
+    k = options["restarts"]
+    first = check_rng(options["rng"])
+    # spawning does not advance ``first``: restart 0 draws what a single fit would
+    rngs = [first] + spawn_generators(first, k - 1)
+    jobs = [dict(options, restarts=1, workers=None, rng=g,
+                 init=options["init"] if r == 0 else "random") for r, g in enumerate(rngs)]
+    results = parallel_map(functools.partial(_restart_job, X), jobs, options["workers"])
+    bics = [min(r.bic.values()) for r in results]
+    best = results[int(np.argmin(bics))]
+    best.nit = sum(r.nit for r in results)
+    best.time = time.perf_counter() - start
+    best.restart_bics = bics
+    return best
+
+
+def _restart_job(X, options):
+    return learn_cosmo(X, **options)
+
+
+def _stopped(runs):
+    return any(r[2][1] == STOPPED_BY_CALLBACK[0] or not r[2][0] for r in runs.values())
+
+
+def _run_restarts(Xc, C, C_host, n, init, restarts, noise, train, search, extra_orders=()):
+    """COSMO runs (the first from ``init``, later ones perturbed), each refined with the
+    ``noise`` model's score; returns ``(best, nit, (success, status, message))``.
+
+    ``Xc``/``C`` are the (centered, possibly standardized) training data; ``C_host`` the
+    original Gram matrix the refinement scores. ``extra_orders`` are refined too (e.g. the
+    equal-variance result as one more start for the non-equal search)."""
+    rng, xp = train["rng"], train["be"].xp
+    d = C_host.shape[0]
+    var_host = np.diag(np.asarray(to_host(C), dtype=np.float64))
+    best, nit_total = None, 0
+    success, status, message = True, 0, "converged (schedule completed)"
+    for r in range(restarts):
+        if init == "variance":
+            p0 = np.log(var_host)
+        elif init == "zeros":
+            p0 = np.zeros(d)
+        else:
+            p0 = 0.1 * rng.standard_normal(d)
+        p = xp.asarray(p0, dtype=Xc.dtype)
+        H = xp.zeros((d, d), dtype=Xc.dtype)
+        H, p, hist, nit, stop = _train(Xc, C, n, H, p, **train)
+        nit_total += nit
+        if stop == "nonfinite":
+            success, status = False, int(Status.NONFINITE)
+            message = (f"the loss became non-finite at step {nit}; lower lr "
+                       "or standardize the data")
+        elif stop == "callback":  # the shared contract: a stopped run is not a success
+            success, (status, message) = False, STOPPED_BY_CALLBACK
+        p_host = np.nan_to_num(np.asarray(to_host(p), dtype=float))
+        H_host = np.nan_to_num(np.asarray(to_host(H), dtype=float))
+        W_plain, order = _plain_graph(H_host, p_host, train["t_min"], train["eps"],
+                                      _threshold(search["threshold"], "equal"))
+        if noise == "nonequal":
+            sd = np.sqrt(np.diag(C_host))
+            W_plain = W_plain * sd[None, :] / sd[:, None]
+        cand = _candidate(C_host, n, W_plain, order, p_host, hist, noise=noise, **search)
+        if best is None or cand["score"] < best["score"]:
+            best = cand
+        if noise == "nonequal" and search["refine"]:
+            # one more start: the equal-variance search on the standardized Gram matrix
+            # (scale-free as well; its sparse graphs are good starts for the swaps)
+            from .refine import refine_order
+
+            C_std = np.asarray(to_host(C), dtype=np.float64)
+            extra_orders = list(extra_orders) + [refine_order(
+                None, order, gram=(C_std, n), noise_variance="equal",
+                max_rounds=search["refine_rounds"],
+                time_limit=search["refine_time_limit"])[0]]
+        if stop:
+            break
+    for order in extra_orders:
+        if not search["refine"]:
+            break
+        cand = _candidate(C_host, n, None, order, None, [], noise=noise, **search)
+        if cand["score"] < best["score"]:
+            cand.update(p=best["p"], W_cosmo=best["W_cosmo"], loss=best["loss"],
+                        history=best["history"])
+            best = cand
+    return best, nit_total, (success, status, message)
 
 
 def _is_host_numpy(xp):
@@ -513,31 +641,32 @@ def _is_host_numpy(xp):
     return is_numpy_namespace(xp)
 
 
-def _candidate(C, n, W_plain, order, p_host, H_host, hist, refine, threshold, max_parents,
-               refine_rounds, refine_time_limit, be):
+def _threshold(threshold, noise):
+    """Default weight threshold: 0.3 for equal variances (raw units, as in the paper),
+    none for non-equal ones (weights on standardized columns, BIC alone prunes)."""
+    if threshold is not None:
+        return threshold
+    return 0.3 if noise == "equal" else 0.0
+
+
+def _candidate(C, n, W_plain, order, p_host, hist, *, noise, refine, threshold,
+               max_parents, refine_rounds, refine_time_limit, be):
     from . import refine as rf
 
+    threshold = _threshold(threshold, noise)
     mp = rf._max_parents(max_parents, C.shape[0])
-    fit_backend = "numba" if be.name == "numba" else "numpy"
+    fit_backend = "numba" if KERNELS.has("local_fit", be) else "numpy"
     if refine:
         order_r, W, score = rf.refine_order(
             None, order, threshold=threshold, max_parents=mp, max_rounds=refine_rounds,
-            time_limit=refine_time_limit, backend=fit_backend, gram=(C, n))
+            time_limit=refine_time_limit, backend=fit_backend, gram=(C, n),
+            noise_variance=noise)
     else:
         W, order_r = W_plain, order
-        score = _bic_of(C, n, W)
+        score = model_bic(C, n, W, noise, variances=False)
     loss = hist[-1] if hist else float("nan")
     return {"W": W, "order": order_r, "score": score, "p": p_host, "W_cosmo": W_plain,
             "loss": loss, "history": hist}
-
-
-def _bic_of(C, n, W):
-    """Equal-variance BIC per sample of a given weighted DAG (lower is better)."""
-    d = C.shape[0]
-    I_W = np.eye(d) - W
-    total = float(np.trace(I_W.T @ C @ I_W))
-    k = int(np.count_nonzero(W))
-    return 0.5 * d * math.log(max(total, 1e-300) / d) + k * math.log(n) / (2 * n)
 
 
 _learn_cosmo = learn_cosmo

@@ -45,19 +45,17 @@ References
 """
 import itertools
 import math
-import time
 
 import numpy as np
 
-from .._lib.namespace import array_namespace, is_numpy_namespace
+from .._lib.namespace import array_namespace
 from .._lib.backend import resolve_backend
 from .._lib.rng import Draws, check_rng
 from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
                                check_choice)
-from .._lib.results import call_callback, Progress, STOPPED_BY_CALLBACK
-from ..lse import log_softmax, softmax, logsumexp
-from .permutations import (_onehot, _soft_sort_forward, _soft_sort_backward, _to_host,
-                           hungarian, sinkhorn_vjp)
+from ..lse import logsumexp
+from .._lib.host import to_host
+from .permutations import (_onehot, hungarian)
 
 __all__ = ["DPDAG", "sample_dags", "exact_edge_posterior"]
 
@@ -271,15 +269,11 @@ class DPDAG:
         True
         """
         n = check_int(n, "n", minimum=1)
-        be = resolve_backend(backend, self.xp)
-        if be.name == "numba":
-            A, orders = self._sample_numba(n, check_rng(rng))
-        elif be.name == "cupy":
-            from ._dpdag_cupy import sample_dags as cupy_sample
+        from ._dag_kernels import KERNELS
 
-            A, orders = cupy_sample(self, n, check_rng(rng), be)
-        else:
-            A, orders = self._sample_generic(n, Draws(rng, self.xp))
+        be = resolve_backend(backend, self.xp)
+        sampler = KERNELS.get("sample_dags", be, generic=_sample_generic)
+        A, orders = sampler(self, n, check_rng(rng), be)
         return (A, orders) if return_orders else A
 
     def _sample_generic(self, n, draws, chunk_bytes=2**25):
@@ -374,7 +368,7 @@ class DPDAG:
 
     def _log_lik_edges(self, A, M):
         """log prod over allowed pairs of Bernoulli(A; q) (host numpy, small d)."""
-        phi = np.asarray(_to_host(self.edge_logits, self.xp), dtype=np.float64)
+        phi = np.asarray(to_host(self.edge_logits), dtype=np.float64)
         lq = np.minimum(phi, 0) - np.log1p(np.exp(-np.abs(phi)))
         l1q = np.minimum(-phi, 0) - np.log1p(np.exp(-np.abs(phi)))
         return np.sum(M * np.where(A, lq, l1q), axis=(-2, -1))
@@ -415,9 +409,9 @@ class DPDAG:
         d = self.d
         if d > 8:
             raise ValueError(f"log_prob_dag enumerates d! orders; d = {d} > 8 is too many")
-        A = np.asarray(_to_host(self.xp.asarray(A), self.xp)) != 0
+        A = np.asarray(to_host(self.xp.asarray(A))) != 0
         perms = np.array(list(itertools.permutations(range(d))), dtype=np.int64)
-        lp = np.asarray(_to_host(self.log_prob_order(self.xp.asarray(perms)), self.xp))
+        lp = np.asarray(to_host(self.log_prob_order(self.xp.asarray(perms))))
         pos = np.argsort(perms, axis=1)
         M = pos[:, :, None] < pos[:, None, :]  # (K, d, d)
         flat = A.reshape(-1, d, d)
@@ -586,6 +580,16 @@ class DPDAG:
         return xp.logical_and(M, self.edge_logits > 0)
 
 
+def _sample_numba(model, n, rng, be):
+    """Kernel-table entry ``sample_dags`` for numba (the compiled batched sampler)."""
+    return model._sample_numba(n, rng)
+
+
+def _sample_generic(model, n, rng, be):
+    """The generic ``xp`` sampler (the reference of the compiled ones)."""
+    return model._sample_generic(n, Draws(rng, model.xp))
+
+
 def sample_dags(order_logits, edge_logits, n, rng=None, *, order="softsort",
                 return_orders=False, backend="auto"):
     """Sample ``n`` DAGs from the DP-DAG model with the given parameters.
@@ -712,457 +716,19 @@ def exact_edge_posterior(X, W, sigma2, prior_p):
 
 
 # ------------------------------------------------------------------------- VI-DP-DAG
-class _Adam:
-    def __init__(self, params, lr, xp, beta1=0.9, beta2=0.999, eps=1e-8):
-        self.lr, self.b1, self.b2, self.eps, self.t = lr, beta1, beta2, eps, 0
-        self.m = [xp.zeros_like(p) for p in params]
-        self.v = [xp.zeros_like(p) for p in params]
-        self.xp = xp
-
-    def step(self, params, grads):
-        self.t += 1
-        c1 = 1 - self.b1 ** self.t
-        c2 = 1 - self.b2 ** self.t
-        out = []
-        for k, (p, g) in enumerate(zip(params, grads)):
-            self.m[k] = self.b1 * self.m[k] + (1 - self.b1) * g
-            self.v[k] = self.b2 * self.v[k] + (1 - self.b2) * g * g
-            out.append(p - self.lr * (self.m[k] / c1) / (self.xp.sqrt(self.v[k] / c2) + self.eps))
-        return out
 
 
-def _bernoulli_kl(phi, prior_logit, mask, xp):
-    """sum_{i != j} KL(Bern(q) || Bern(p0)) and its gradient wrt phi (q = sigmoid(phi))."""
-    q = _sigmoid(phi, xp)
-    lq, l1q = _log_sigmoid(phi, xp), _log_sigmoid(-phi, xp)
-    lp, l1p = -math.log1p(math.exp(-prior_logit)), -math.log1p(math.exp(prior_logit))
-    kl = xp.sum(mask * (q * (lq - lp) + (1 - q) * (l1q - l1p)))
-    # d/dphi [q log q/p + (1-q) log (1-q)/(1-p)] = q (1 - q) (phi - logit p)
-    return kl, mask * q * (1 - q) * (phi - prior_logit)
+# the VI objective lives in _dpdag_vi.py and the learner in _dpdag_learn.py; the old
+# names stay importable from here
+_MOVED = {**{name: "._dpdag_vi" for name in ("_bernoulli_kl", "_elbo_grad", "_mlp_term",
+                                            "_pl_logprob_grad", "_draw_noise")},
+          **{name: "._dpdag_learn" for name in ("_learn_dpdag", "_refit", "_order_score",
+                                               "_mlp_support", "_holdout_split")}}
 
 
-def _elbo_grad(theta, phi, W, C, sigma2, noise, cfg, xp, hard=True):
-    """Negative ELBO (data + KL, sigma2 fixed) and gradients wrt (theta, phi, W).
+def __getattr__(name):
+    if name in _MOVED:
+        import importlib
 
-    ``noise`` holds the draws: ``g`` (Gumbel for the order) and ``l`` (logistic for the
-    edges). ``hard=False`` runs the relaxed forward (exact gradients, for tests); the
-    default is the straight-through estimator (hard forward, relaxed backward).
-    Returns (loss, grads, per-node residual sums v (S, d)).
-    """
-    S = noise["l"].shape[0]
-    d = phi.shape[0]
-    dtype = phi.dtype
-    off = _offdiag(d, xp, dtype)
-    U = xp.astype(xp.arange(d)[:, None] < xp.arange(d)[None, :], dtype)
-    # order
-    score = cfg["order"] == "softsort" and cfg.get("order_grad", "st") == "score" and hard
-    if score:  # the relaxation is not needed: only the hard orders and their log q
-        s = theta[None, :] + noise["g"]
-        orders = xp.argsort(s, axis=-1, descending=True, stable=True)
-        P_hard = _onehot(orders, d, xp, dtype)
-        P = P_hard
-        pos = xp.argsort(orders, axis=-1)
-    elif cfg["order"] == "softsort":
-        s = log_softmax(theta)[None, :] + noise["g"]
-        P_soft, P_hard, diff = _soft_sort_forward(s, cfg["tau"], d, xp)
-        P = P_hard if hard else P_soft
-    else:
-        X_ = theta[None, ...] + noise["g"]
-        P_soft, vjp_sk = sinkhorn_vjp(X_, cfg["n_iter"], cfg["tau"])
-        P = hungarian(X_) if hard else P_soft
-    if score:  # P^T U P of a hard permutation is [pos_i < pos_j]: no matmul needed
-        M = xp.astype(pos[:, :, None] < pos[:, None, :], dtype)
-    else:
-        M = xp.matmul(xp.matrix_transpose(P), xp.matmul(U, P)) * off
-    # edges (Gumbel-sigmoid with logistic noise l)
-    z = (phi[None, ...] + noise["l"]) / cfg["tau_edges"]
-    E_soft = _sigmoid(z, xp)
-    E = xp.astype(z > 0, dtype) if hard else E_soft
-    E = E * off
-    A = E * M
-    kl, g_kl = _bernoulli_kl(phi, cfg["prior_logit"], off, xp)
-    if cfg.get("mechanism", "linear") == "mlp":
-        v, data, reg, gA, gW = _mlp_term(A, W, C, sigma2, cfg, xp)
-        loss = data + kl + reg
-    else:
-        B = A * W
-        R = xp.eye(d, dtype=dtype) - B
-        CR = xp.matmul(C, R)
-        v = xp.sum(R * CR, axis=-2)  # (S, d): residual sum of squares of each node
-        data = 0.5 * xp.sum(v / sigma2) / S
-        loss = data + kl + 0.5 * cfg["w_l2"] * xp.sum(W * W)
-        # backward
-        gB = -(CR / sigma2) / S  # d data / d B, columns scaled by 1 / sigma2_j
-        gW = xp.sum(gB * A, axis=0) + cfg["w_l2"] * W
-        gA = gB * W
-    gE = gA * M
-    gM = gA * E * off
-    gphi = xp.sum(gE * E_soft * (1 - E_soft), axis=0) / cfg["tau_edges"] + g_kl
-    if not score:
-        gP = xp.matmul(U, xp.matmul(P, xp.matrix_transpose(gM))) + \
-            xp.matmul(xp.matrix_transpose(U), xp.matmul(P, gM))
-    if score:
-        # score-function (REINFORCE) gradient of E_q[f(pi)] with a leave-one-out baseline;
-        # f = data term (+ log q(pi) when the KL to the uniform order prior is on)
-        if cfg.get("order_objective", "elbo") == "profile":
-            # collapsed order term: every predecessor a parent with least-squares weights;
-            # the residual sums are the squared Cholesky diagonal of the permuted Gram
-            Cp = xp.matmul(P_hard, xp.matmul(C, xp.matrix_transpose(P_hard)))
-            L = xp.linalg.cholesky(Cp)
-            rss = xp.linalg.diagonal(L) ** 2  # (S, d) in sampled order
-            s2o = xp.matmul(P_hard, sigma2[:, None])[..., 0]
-            f = 0.5 * xp.sum(rss / s2o, axis=-1)
-        else:
-            f = 0.5 * xp.sum(v / sigma2, axis=-1)
-        logq, glogq = _pl_logprob_grad(theta, P_hard, xp)
-        if cfg.get("order_kl", True):
-            f = f + logq
-            loss = loss + xp.mean(logq) + math.lgamma(d + 1)
-        base = (xp.sum(f) - f) / max(S - 1, 1) if S > 1 else xp.zeros_like(f)
-        gtheta = xp.sum((f - base)[:, None] * glogq, axis=0) / S
-    elif cfg["order"] == "softsort":
-        gs = _soft_sort_backward(gP, P_soft, P_hard, diff, cfg["tau"], xp)
-        gs = xp.sum(gs, axis=0)
-        gtheta = gs - softmax(theta) * xp.sum(gs)
-    else:
-        gtheta = xp.sum(vjp_sk(gP), axis=0)
-    return loss, (gtheta, gphi, gW), v
-
-
-def _mlp_term(A, params, Xb, sigma2, cfg, xp):
-    """Data term of MLP mechanisms and its backward pass.
-
-    Node ``j`` is predicted from its sampled parents by one tanh hidden layer:
-    ``y_j = sum_k V[j, k] tanh(sum_i x_i A[i, j] U1[j, i, k] + b1[j, k]) + c[j]``.
-    ``Xb`` is a (centred) minibatch of ``m`` rows; residual sums are scaled by
-    ``cfg["scale"] = n / m``. Returns (v (S, d), data, l2 penalty, d/dA, grads of
-    (U1, b1, V, c)).
-    """
-    U1, b1, V, c = params
-    S = A.shape[0]
-    AT = xp.matrix_transpose(A)  # (S, child j, parent i)
-    G = AT[..., None] * U1[None, ...]  # (S, d, d, h): masked first-layer weights
-    Hpre = xp.matmul(Xb[None, None, ...], G) + b1[None, :, None, :]  # (S, d, m, h)
-    H = xp.tanh(Hpre)
-    Y = xp.sum(H * V[None, :, None, :], axis=-1) + c[None, :, None]  # (S, d, m)
-    R = xp.matrix_transpose(Xb)[None, ...] - Y
-    v = cfg["scale"] * xp.sum(R * R, axis=-1)  # (S, d)
-    data = 0.5 * xp.sum(v / sigma2) / S
-    lam = cfg["w_l2"]
-    reg = 0.5 * lam * (xp.sum(U1 * U1) + xp.sum(V * V))
-    dY = -(cfg["scale"] / S) * R / sigma2[None, :, None]
-    gV = xp.sum(xp.sum(dY[..., None] * H, axis=2), axis=0) + lam * V
-    gc = xp.sum(xp.sum(dY, axis=2), axis=0)
-    dHpre = dY[..., None] * V[None, :, None, :] * (1 - H * H)
-    gb1 = xp.sum(xp.sum(dHpre, axis=2), axis=0)
-    dG = xp.matmul(xp.matrix_transpose(Xb)[None, None, ...], dHpre)  # (S, d, d, h)
-    gU1 = xp.sum(dG * AT[..., None], axis=0) + lam * U1
-    gA = xp.matrix_transpose(xp.sum(dG * U1[None, ...], axis=-1))
-    return v, data, reg, gA, (gU1, gb1, gV, gc)
-
-
-def _pl_logprob_grad(theta, P, xp):
-    """Plackett-Luce log q(pi) of orders given as one-hot P (S, d, d) and its gradient
-    wrt theta, (S,) and (S, d): d/dt_m = 1 - e^{t_m} sum_{k <= m} 1 / Z_k with
-    Z_k = sum_{m' >= k} e^{t_m'} (t = theta in sampled order)."""
-    t = xp.matmul(P, theta[:, None])[..., 0]  # (S, d)
-    t = t - xp.max(theta)
-    e = xp.exp(t)
-    Z = xp.flip(xp.cumulative_sum(xp.flip(e, axis=-1), axis=-1), axis=-1)
-    logq = xp.sum(t - xp.log(Z), axis=-1)
-    gt = 1.0 - e * xp.cumulative_sum(1.0 / Z, axis=-1)
-    return logq, xp.matmul(xp.matrix_transpose(P), gt[..., None])[..., 0]
-
-
-def _draw_noise(draws, S, d, order, dtype):
-    g_shape = (S, d) if order == "softsort" else (S, d, d)
-    u = draws.uniform(0.0, 1.0, (S, d, d), dtype=dtype)
-    xp = draws.xp
-    tiny = xp.asarray(1e-12 if dtype == xp.float64 else 1e-6, dtype=dtype)
-    u = xp.clip(u, tiny, 1 - tiny)
-    return {"g": draws.gumbel(g_shape, dtype=dtype), "l": xp.log(u / (1 - u))}
-
-
-def _refit(C, A, xp):
-    """Least-squares weights of each node on its parents in A (host numpy, d x d)."""
-    C = np.asarray(_to_host(C, xp), dtype=np.float64)
-    A = np.asarray(_to_host(A, xp)) != 0
-    d = C.shape[0]
-    W = np.zeros((d, d))
-    for j in range(d):
-        pa = np.flatnonzero(A[:, j])
-        if pa.size:
-            W[pa, j] = np.linalg.solve(C[np.ix_(pa, pa)] + 1e-12 * np.eye(pa.size),
-                                       C[pa, j])
-    return W
-
-
-def _order_score(C, order):
-    """Total residual sum of squares when every node is regressed on all its
-    predecessors: sum_k L_kk^2 for the Cholesky factor of C permuted to the order. Under
-    equal noise variances the true order minimises it (the product of the terms is det C
-    for every order, and the sum of numbers of fixed product is smallest when they are
-    equal)."""
-    Cp = C[np.ix_(order, order)]
-    try:
-        L = np.linalg.cholesky(Cp)
-    except np.linalg.LinAlgError:
-        L = np.linalg.cholesky(Cp + 1e-10 * np.trace(Cp) / len(order) * np.eye(len(order)))
-    return float(np.sum(np.diag(L) ** 2))
-
-
-def _learn_dpdag(X, *, order="softsort", max_iter=3000, n_samples=16, lr=0.1, tau=1.0,
-                 tau_edges=1.0, prior_p=0.1, noise_variance="equal", w_l2=0.0,
-                 w_threshold=0.3, refit=True, init_order="random", n_iter=20,
-                 order_grad="score", order_kl=True, order_objective=None,
-                 support=None, mechanism="linear", hidden=8, batch_size=256, refine=False,
-                 n_candidates=100,
-                 rng=None,
-                 callback=None, progress=False, backend="auto"):
-    r"""VI-DP-DAG with linear or small MLP mechanisms (``learn_dag(X, method="dpdag")``).
-
-    Parameters
-    ----------
-    X : array, shape (n, d)
-        Data (numpy, cupy or any Array API array).
-    order : {"softsort", "sinkhorn"}
-        Order distribution: Plackett-Luce via Gumbel-Top-k/SoftSort, or Gumbel-Sinkhorn.
-    max_iter : int
-        Adam steps.
-    n_samples : int
-        Monte Carlo DAG samples per step.
-    lr : float
-        Adam step size (shared by order logits, edge logits and weights).
-    tau, tau_edges : float
-        Temperatures of the order relaxation and of the Gumbel-sigmoid edges (backward
-        pass only: the forward pass is hard).
-    prior_p : float in (0, 1)
-        Edge prior: every ordered pair is an edge with probability ``prior_p`` a priori.
-    noise_variance : {"equal", "nonequal"}
-        Gaussian noise model: one variance for all nodes (identifies the order on
-        equal-variance data) or one per node; updated in closed form each step.
-    w_l2 : float
-        Gaussian prior (ridge) on the weights, ``w_l2 / 2 * |W|_F^2``.
-    w_threshold : float
-        Final edges need ``|W_ij| > w_threshold``.
-    refit : bool
-        Refit the weights of the final graph by least squares (the ML weights of the MAP
-        graph) before thresholding.
-    init_order : {"random", "varsort"}
-        ``"varsort"`` initialises the order logits from minus the log-variances of the
-        columns (low variance first). This exploits varsortability of simulated data:
-        report it when you use it.
-    n_iter : int
-        Sinkhorn iterations (``order="sinkhorn"``).
-    order_grad : {"score", "st"}
-        Gradient of the order logits (``order="softsort"``): the score-function estimator
-        of the Plackett-Luce expectation with a leave-one-out baseline (unbiased), or the
-        straight-through SoftSort estimator of the paper (biased: its first-order view of
-        a swap adds the reversed edge without removing the forward one, and on linear
-        data it drifts towards reversals). ``order="sinkhorn"`` always uses
-        straight-through.
-    mechanism : {"linear", "mlp"}
-        Linear mechanisms (``X (A * W)``, through the Gram matrix: per step cost
-        independent of ``n``) or one tanh hidden layer per node,
-        ``y_j = V_j tanh(U1_j (x * A[:, j]) + b1_j) + c_j``, trained on minibatches.
-        With ``"mlp"`` the final graph is the mode DAG (``support="edges"``) and ``W``
-        holds the norms of the first-layer weights of each edge.
-    hidden, batch_size : int
-        Hidden units per node and minibatch rows (``mechanism="mlp"``).
-    order_objective : {"profile", "elbo"}, optional
-        Default ``"profile"`` for linear mechanisms, ``"elbo"`` for MLPs.
-        What the order logits follow (``order_grad="score"`` only). ``"elbo"``: the ELBO
-        itself, as for every other parameter (a single variational objective; the weights
-        of pairs the current order forbids are never trained, so q can settle in a wrong
-        order). ``"profile"``: a collapsed objective for the order, the Gaussian
-        log-likelihood with every predecessor a parent and least-squares weights (the
-        squared Cholesky diagonal of the permuted Gram matrix, ``O(d^3)`` per sample),
-        which has no such blind spot; edges and weights still follow the ELBO.
-    support : {"order", "edges"}, optional
-        Default ``"order"`` for linear mechanisms, ``"edges"`` for MLPs. Final graph: ``"order"`` refits every node on all its predecessors in the mode
-        order and keeps ``|W| > w_threshold``; ``"edges"`` refits on the mode DAG (the
-        edges with ``q > 1/2`` allowed by the mode order) before thresholding.
-    order_kl : bool
-        Include ``KL(q(order) || uniform)`` in the objective (score-function estimate;
-        ``order_grad="score"`` only). Without it q(order) is free to collapse, as in the
-        reference code.
-    refine : bool
-        After VI (equal noise variances only): score the mode order and
-        ``n_candidates`` orders sampled from q by the total residual sum of squares with
-        all predecessors as parents (minimal at the true order for equal-variance linear
-        SEMs), then improve the best with :func:`solvers.dag.refine.refine_order` (the
-        local search and sparse BIC refit COSMO uses). This search is outside VI and is
-        strong on its own on ER2 data (see the user guide), so say which setting a figure
-        used. Off by default.
-    n_candidates : int
-        Orders sampled from q for ``refine``.
-    rng, callback, progress, backend
-        As everywhere; ``callback(intermediate_result)`` gets ``nit``, ``fun`` and
-        ``edge_probs`` each step and may raise ``StopIteration``.
-
-    Returns
-    -------
-    DAGResult
-        ``W``, ``adjacency``, ``order`` (the mode order), plus ``edge_probs`` (marginal
-        ``P(A_ij = 1)`` under q), ``model`` (a :class:`DPDAG`), ``sample_dags(n, rng)``,
-        ``sigma2``, ``W_vi`` (the variational weights before the refit).
-
-    Examples
-    --------
-    >>> from solvers.dag import learn_dag, simulate_data, shd
-    >>> X, W, B = simulate_data(d=4, n=500, k=1, rng=0)
-    >>> res = learn_dag(X, method="dpdag", rng=0, max_iter=300)
-    >>> res.is_dag(), res.edge_probs.shape, res.sample_dags(5, rng=0).shape
-    (True, (4, 4), (5, 4, 4))
-    """
-    from .learn import check_data, make_result
-
-    start = time.perf_counter()
-    X, xp_in = check_data(X)
-    check_choice(order, _ORDER_METHODS, "order")
-    check_choice(noise_variance, ("equal", "nonequal"), "noise_variance")
-    check_choice(init_order, ("random", "varsort"), "init_order")
-    max_iter = check_int(max_iter, "max_iter", minimum=1)
-    S = check_int(n_samples, "n_samples", minimum=1)
-    lr = check_positive(lr, "lr")
-    prior_p = check_positive(prior_p, "prior_p")
-    if prior_p >= 1:
-        raise ValueError(f"prior_p must be in (0, 1), got {prior_p}")
-    w_l2 = check_positive(w_l2, "w_l2", strict=False)
-    w_threshold = check_positive(w_threshold, "w_threshold", strict=False)
-    be = resolve_backend(backend, xp_in)
-    xp = be.xp
-    X = be.to_device(X)
-    n, d = X.shape
-    dtype = X.dtype
-    draws = Draws(rng, xp)
-    check_choice(mechanism, ("linear", "mlp"), "mechanism")
-    mlp = mechanism == "mlp"
-    if order_objective is None:
-        order_objective = "elbo" if mlp else "profile"
-    if support is None:
-        support = "edges" if mlp else "order"
-    check_choice(support, ("edges", "order"), "support")
-    if mlp and (order_objective == "profile" or support == "order" or refine):
-        raise ValueError("mechanism='mlp' needs order_objective='elbo', support='edges' "
-                         "and refine=False (the profile, the order support and the "
-                         "refinement are least-squares constructions)")
-    cfg = {"order": order, "tau": check_positive(tau, "tau"),
-           "tau_edges": check_positive(tau_edges, "tau_edges"),
-           "n_iter": check_int(n_iter, "n_iter", minimum=1),
-           "prior_logit": math.log(prior_p) - math.log1p(-prior_p), "w_l2": w_l2,
-           "order_grad": check_choice(order_grad, ("score", "st"), "order_grad"),
-           "order_kl": bool(order_kl),
-           "order_objective": check_choice(order_objective, ("elbo", "profile"),
-                                           "order_objective"),
-           "mechanism": mechanism}
-    Xc = X - xp.mean(X, axis=0, keepdims=True)
-    C = xp.matmul(xp.matrix_transpose(Xc), Xc)
-
-    if init_order == "varsort":
-        lv = xp.log(xp.linalg.diagonal(C) / n)
-        theta = -(lv - xp.mean(lv)) * 2.0
-        if order == "sinkhorn":  # position k prefers the k-th lowest-variance node
-            rank = xp.astype(xp.argsort(xp.argsort(lv)), dtype)
-            theta = -xp.abs(xp.arange(d, dtype=dtype)[:, None] - rank[None, :])
-    else:
-        shape = (d,) if order == "softsort" else (d, d)
-        theta = 0.01 * draws.normal(shape, dtype=dtype)
-    phi = xp.zeros((d, d), dtype=dtype)
-    if mlp:
-        h = check_int(hidden, "hidden", minimum=1)
-        m = min(check_int(batch_size, "batch_size", minimum=1), n)
-        cfg["scale"] = n / m
-        mech = [0.1 * draws.normal((d, d, h), dtype=dtype), xp.zeros((d, h), dtype=dtype),
-                0.1 * draws.normal((d, h), dtype=dtype), xp.zeros((d,), dtype=dtype)]
-    else:
-        mech = [xp.zeros((d, d), dtype=dtype)]
-    params = [theta, phi] + mech
-    opt = _Adam(params, lr, xp)
-    sigma2 = xp.ones((d,), dtype=dtype) * (xp.sum(xp.linalg.diagonal(C)) / (n * d))
-    history = []
-    status, message = 0, "maximum number of iterations reached"
-    nit = 0
-    with Progress(max_iter, "dpdag", enabled=progress) as bar:
-        for it in range(max_iter):
-            noise = _draw_noise(draws, S, d, order, dtype)
-            if mlp:
-                idx = draws.integers(0, n, (m,))
-                data_in = xp.take(Xc, idx, axis=0)
-                W_arg = tuple(params[2:])
-            else:
-                data_in, W_arg = C, params[2]
-            loss, grads, v = _elbo_grad(params[0], params[1], W_arg, data_in, sigma2,
-                                        noise, cfg, xp)
-            if mlp:
-                grads = (grads[0], grads[1]) + tuple(grads[2])
-            # closed-form noise variance for the current samples (coordinate ascent)
-            vm = xp.mean(v, axis=0) / n
-            if noise_variance == "equal":
-                sigma2 = xp.ones((d,), dtype=dtype) * xp.mean(vm)
-            else:
-                sigma2 = vm
-            sigma2 = xp.maximum(sigma2, xp.asarray(1e-8, dtype=dtype))
-            loss_val = float(loss) + 0.5 * n * float(xp.sum(xp.log(sigma2)))
-            if not math.isfinite(loss_val):
-                status, message = 3, "non-finite objective (lower lr or check the data)"
-                break
-            history.append(loss_val)
-            params = opt.step(params, grads)
-            nit = it + 1
-            bar.update(1, loss=loss_val)
-            if callback is not None and call_callback(callback, nit=nit, fun=loss_val,
-                                                      edge_probs=_sigmoid(params[1], xp)):
-                status, message = STOPPED_BY_CALLBACK
-                break
-    theta, phi = params[0], params[1]
-    W = params[2] if not mlp else xp.zeros((d, d), dtype=dtype)
-    model = DPDAG(be.to_input(theta), be.to_input(phi), order=order, tau=cfg["tau"],
-                  n_iter=cfg["n_iter"])
-    # the final graph is built on the host (d x d)
-    host = DPDAG(_to_host(theta, xp), _to_host(phi, xp), order=order, tau=cfg["tau"],
-                 n_iter=cfg["n_iter"])
-    C_h = np.asarray(_to_host(C, xp), dtype=np.float64)
-    W_vi = np.asarray(_to_host(W, xp), dtype=np.float64)
-    final_order = np.asarray(host.mode_order(), dtype=np.int64)
-    if support == "order":  # every predecessor in the mode order; refit + threshold prune
-        pos = np.argsort(final_order)
-        support = pos[:, None] < pos[None, :]
-    else:
-        support = np.asarray(host.mode_dag())
-    refined = bool(refine) and noise_variance == "equal"
-    if refined:
-        cands = [final_order]
-        k = check_int(n_candidates, "n_candidates", minimum=0)
-        if k:
-            cands += list(host.sample_orders(k, rng=draws.spawn_seed()))
-        scores = [_order_score(C_h, o) for o in cands]
-        from .refine import refine_order
-
-        final_order, W_fin, _ = refine_order(_to_host(X, xp), cands[int(np.argmin(scores))],
-                                             threshold=w_threshold)
-        final_order = np.asarray(final_order, dtype=np.int64)
-        W_fin = np.asarray(W_fin, dtype=np.float64)
-    elif mlp:  # edge strength: norm of the first-layer weights of parent i in node j
-        U1 = np.asarray(_to_host(params[2], xp), dtype=np.float64)
-        W_fin = np.sqrt(np.sum(U1 * U1, axis=-1)).T * support
-        W_vi = None
-    else:
-        W_fin = _refit(C_h, support, np) if refit else W_vi * support
-        W_fin = np.where(np.abs(W_fin) > w_threshold, W_fin, 0.0) * support
-    if not is_numpy_namespace(xp_in):
-        W_out = xp_in.asarray(W_fin, dtype=X.dtype) if xp_in is xp else \
-            be.to_input(xp.asarray(W_fin, dtype=X.dtype))
-    else:
-        W_out = W_fin.astype(np.float32 if X.dtype == xp.float32 else np.float64)
-    success = status == 0 or status == STOPPED_BY_CALLBACK[0]
-    return make_result(W_out, method="dpdag", order=final_order,
-                       priorities=model.order_logits,
-                       fun=history[-1] if history else np.nan, loss_history=history,
-                       nit=nit, success=success, status=status, message=message,
-                       time=time.perf_counter() - start,
-                       edge_probs=model.edge_marginals(), model=model,
-                       sample_dags=model.sample_dags, sigma2=be.to_input(sigma2),
-                       W_vi=W_vi, refined=refined,
-                       mlp_params=tuple(be.to_input(p_) for p_ in params[2:]) if mlp
-                       else None)
+        return getattr(importlib.import_module(_MOVED[name], __package__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,20 +5,10 @@ first, since graphs are small (d x d) next to the data.
 """
 import numpy as np
 
+from .._lib.host import to_host  # noqa: F401  (re-exported: the one device -> host copy)
+
 __all__ = ["is_dag", "topological_order", "order_mask", "to_networkx", "from_networkx",
            "to_host"]
-
-
-def to_host(a):
-    """A numpy copy of any namespace's array (cupy via ``.get()``, others via DLPack)."""
-    if isinstance(a, np.ndarray):
-        return a
-    if hasattr(a, "get") and not hasattr(a, "__array_interface__"):
-        return a.get()
-    try:
-        return np.asarray(a)
-    except Exception:  # array_api_strict refuses implicit conversion
-        return np.from_dlpack(a)
 
 
 def topological_order(B):

@@ -16,7 +16,7 @@ __all__ = ["learn_dag", "DAGResult", "available_methods", "check_data"]
 # method name -> "module:function"; the function is called as func(X, **options)
 _METHOD_MODULES = {
     "cosmo": "solvers.dag.cosmo:_learn_cosmo",
-    "dpdag": "solvers.dag.dpdag:_learn_dpdag",
+    "dpdag": "solvers.dag._dpdag_learn:_learn_dpdag",
 }
 _ROUTER = Router("learn_dag", _METHOD_MODULES, positional=("X",))
 
@@ -37,9 +37,10 @@ class DAGResult(OptimizeResult):
     W : array, shape (d, d)
         Weighted adjacency; ``W[i, j] != 0`` is the edge ``i -> j`` (column ``j`` holds
         the parents of ``j``). Same namespace as the input data.
-    adjacency : ndarray of bool, shape (d, d)
-        Binary adjacency ``W != 0`` (host numpy). Always acyclic.
-    order : ndarray of int, shape (d,)
+    adjacency : array of bool, shape (d, d)
+        Binary adjacency ``W != 0``, in the input's namespace (like every array field).
+        Always acyclic.
+    order : array of int, shape (d,)
         A topological order of ``adjacency`` (the learned causal order).
     priorities : array, shape (d,) or None
         COSMO's node priorities (edges point from low to high priority), if any.
@@ -55,6 +56,14 @@ class DAGResult(OptimizeResult):
     method : str
     time : float
         Wall time of the fit, seconds.
+    cpdag : :class:`~solvers.dag.cpdag.CPDAG`
+        What the data identify: the Markov equivalence class of ``adjacency`` (edges whose
+        direction the model cannot tell are undirected) when the model only identifies
+        the class (linear-Gaussian with one noise variance per node), or the DAG itself
+        (every edge directed) when it identifies directions (equal noise variances,
+        nonlinear additive mechanisms). ``cpdag.to_networkx()`` draws it.
+    identified : bool
+        Whether the model identifies edge directions (then ``cpdag`` is the DAG).
 
     Raises
     ------
@@ -92,7 +101,8 @@ class DAGResult(OptimizeResult):
 
 
 def make_result(W, *, method, order=None, priorities=None, fun=np.nan, loss_history=(),
-                nit=0, success=True, status=0, message="", time=0.0, **extra):
+                nit=0, success=True, status=0, message="", time=0.0, identified=True,
+                **extra):
     """Build a :class:`DAGResult`, deriving ``adjacency`` and checking acyclicity.
 
     Learners call this last. If ``W`` were cyclic (a bug), the result says so in
@@ -108,10 +118,39 @@ def make_result(W, *, method, order=None, priorities=None, fun=np.nan, loss_hist
         message = "internal error: the learned graph has a cycle; " + message
     if order is None:
         order = topo
-    return DAGResult(W=W, adjacency=B, order=order, priorities=priorities, fun=float(fun),
-                     loss_history=np.asarray(loss_history, dtype=float), nit=int(nit),
+    from .cpdag import CPDAG, dag_to_cpdag
+
+    xp = _namespace_of(W)
+    if xp is not None:  # every array field in the input's namespace (issue 17)
+        def conv(a, dtype=None):
+            return None if a is None else xp.asarray(np.asarray(to_host(a)), dtype=dtype)
+
+        B_out, order = conv(B), conv(np.asarray(to_host(order), dtype=np.int64))
+        loss_history = conv(np.asarray(loss_history, dtype=float))
+        for key in ("W_cosmo", "W_vi", "edge_probs"):
+            if isinstance(extra.get(key), np.ndarray):
+                extra[key] = conv(extra[key], dtype=W.dtype)
+    else:
+        B_out, loss_history = B, np.asarray(loss_history, dtype=float)
+    if topo is None:
+        cpdag = None
+    else:
+        cpdag = CPDAG(B if identified else dag_to_cpdag(B))
+    return DAGResult(W=W, adjacency=B_out, order=order, priorities=priorities,
+                     fun=float(fun), loss_history=loss_history, nit=int(nit),
                      success=bool(success), status=int(status), message=message,
-                     method=method, time=float(time), **extra)
+                     method=method, time=float(time), cpdag=cpdag,
+                     identified=bool(identified), **extra)
+
+
+def _namespace_of(W):
+    """The namespace of ``W`` if it is not numpy (then results convert their arrays)."""
+    if isinstance(W, np.ndarray):
+        return None
+    from .._lib.namespace import array_namespace, is_numpy_namespace
+
+    xp = array_namespace(W)
+    return None if is_numpy_namespace(xp) else xp
 
 
 def check_data(X, name="X"):

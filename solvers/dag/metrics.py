@@ -29,13 +29,19 @@ def _pair(B_true, B_est):
     return B_true, B_est
 
 
-def count_accuracy(B_true, B_est):
+def count_accuracy(B_true, B_est, cpdag=False):
     """All edge metrics at once.
 
     Parameters
     ----------
     B_true, B_est : array_like, shape (d, d)
         True and estimated adjacency (nonzero = edge ``i -> j``).
+    cpdag : bool
+        Score equivalence classes instead of DAGs: each DAG is replaced by its CPDAG
+        (a CPDAG matrix or :class:`~solvers.dag.cpdag.CPDAG` is used as is) and the
+        result is :func:`solvers.dag.cpdag.cpdag_accuracy`'s (``shd``, ``extra``,
+        ``missing``, ``misoriented``, ``skeleton_f1``). Use it when the model only
+        identifies the class (linear-Gaussian data with unequal noise variances).
 
     Returns
     -------
@@ -69,6 +75,10 @@ def count_accuracy(B_true, B_est):
     >>> m["shd"], m["reversed"], m["tpr"]
     (2, 2, 0.3333333333333333)
     """
+    if cpdag:
+        from .cpdag import cpdag_accuracy
+
+        return cpdag_accuracy(B_true, B_est)
     B_true, B_est = _pair(B_true, B_est)
     skel_true = B_true | B_true.T
     skel_est = B_est | B_est.T

@@ -39,24 +39,17 @@ References
    ICLR 2022.
 """
 import numpy as np
+
+from .._lib.host import to_host
 from scipy.optimize import linear_sum_assignment
 
-from .._lib.namespace import array_namespace, is_numpy_namespace, is_cupy_namespace
+from .._lib.namespace import array_namespace
 from .._lib.rng import Draws
 from .._lib.validation import as_float_array, check_positive, check_int, check_finite
 from ..lse import log_softmax, softmax
 
 __all__ = ["permutation_matrix", "soft_sort", "soft_sort_vjp", "gumbel_top_k",
            "sinkhorn", "sinkhorn_vjp", "hungarian", "gumbel_sinkhorn"]
-
-
-def _to_host(x, xp):
-    """Explicit device -> host copy (Hungarian runs on the host)."""
-    if is_numpy_namespace(xp):
-        return np.asarray(x)
-    if is_cupy_namespace(xp):
-        return x.get()
-    return np.from_dlpack(x)
 
 
 def permutation_matrix(order, dtype=None):
@@ -508,7 +501,7 @@ def hungarian(log_alpha):
     d = log_alpha.shape[-1]
     if log_alpha.shape[-2] != d:
         raise ValueError(f"log_alpha must be square (..., d, d), got {tuple(log_alpha.shape)}")
-    host = _to_host(log_alpha, xp).reshape(-1, d, d)
+    host = to_host(log_alpha).reshape(-1, d, d)
     orders = np.empty((host.shape[0], d), dtype=np.int64)
     for b in range(host.shape[0]):
         _, cols = linear_sum_assignment(host[b], maximize=True)

@@ -89,20 +89,29 @@ def _local_fit_numpy(C, y, cand, n, w_thr, max_parents):
     return float(rss), np.asarray(sel, dtype=np.int64), np.asarray(coefs, dtype=float)
 
 
-def _fitter(use_numba):
-    if not use_numba:
-        return _local_fit_numpy
+def _numba_fit(C, y, cand, n, w_thr, max_parents):
+    """The compiled local fit (kernel-table entry ``local_fit`` for numba)."""
     from ._cosmo_numba import local_fit
 
-    def fit(C, y, cand, n, w_thr, max_parents):
-        out_p = np.empty(max(max_parents, 1), dtype=np.int64)
-        out_c = np.empty(max(max_parents, 1))
-        rss, m = local_fit(C, y, np.asarray(cand, dtype=np.int64), float(n), float(w_thr),
-                           int(max_parents), out_p, out_c)
-        return float(rss), out_p[:m].copy(), out_c[:m].copy()
+    out_p = np.empty(max(max_parents, 1), dtype=np.int64)
+    out_c = np.empty(max(max_parents, 1))
+    rss, m = local_fit(C, y, np.asarray(cand, dtype=np.int64), float(n), float(w_thr),
+                       int(max_parents), out_p, out_c)
+    return float(rss), out_p[:m].copy(), out_c[:m].copy()
 
-    fit.numba = True
-    return fit
+
+_numba_fit.numba = True
+
+
+def _fitter(backend):
+    """The local fit for ``backend`` ("auto" and "numba": the compiled one when numba is
+    installed), from the area's kernel table."""
+    from .._lib.backend import resolve_backend
+    from .._lib.validation import check_choice
+    from ._dag_kernels import KERNELS
+
+    check_choice(backend, ("auto", "numpy", "numba"), "backend")
+    return KERNELS.get("local_fit", resolve_backend(backend, np), generic=_local_fit_numpy)
 
 
 def _gram(X):
@@ -115,8 +124,9 @@ def _gram(X):
 class _State:
     """Fits of every node for one order, with the pieces of the score."""
 
-    def __init__(self, C, n, order, w_thr, max_parents, fit):
+    def __init__(self, C, n, order, w_thr, max_parents, fit, noise="equal"):
         self.C, self.n, self.w_thr, self.max_parents, self.fit = C, n, w_thr, max_parents, fit
+        self.noise = noise
         d = C.shape[0]
         self.d = d
         self._cache = {}
@@ -132,7 +142,7 @@ class _State:
         for k, v in enumerate(self.order):
             self.rss[v], self.parents[v], self.coefs[v] = self._fit(v, self.order[:k])
         self.n_edges = sum(len(p) for p in self.parents)
-        self.total = float(self.rss.sum())
+        self.total = (float(self.rss.sum()), float(np.log(np.maximum(self.rss, 1e-300)).sum()))
 
     def _fit(self, v, cand):
         # the fit depends only on (node, candidate set): cache it, moves revisit sets often
@@ -148,8 +158,8 @@ class _State:
         return hit
 
     def score_of(self, total, n_edges):
-        d = self.d
-        return 0.5 * d * math.log(max(total, 1e-300) / d) + n_edges * math.log(self.n) / (2 * self.n)
+        """BIC per sample without the variance parameters; ``total = (sum rss, sum log rss)``."""
+        return score_from_totals(total, n_edges, self.d, self.n, self.noise)
 
     @property
     def score(self):
@@ -190,13 +200,15 @@ class _State:
         if gained is not None:
             moved, nodes = gained
             refit |= {w for w in nodes if w not in refit and self.would_add(w, moved)}
-        total, n_edges = self.total, self.n_edges
+        (tot, logsum), n_edges = self.total, self.n_edges
         updates = {}
         for v in refit:
             fit = self._fit(v, new_order[:pos[v]])
-            total += fit[0] - self.rss[v]
+            tot += fit[0] - self.rss[v]
+            logsum += math.log(max(fit[0], 1e-300)) - math.log(max(self.rss[v], 1e-300))
             n_edges += len(fit[1]) - len(self.parents[v])
             updates[v] = fit
+        total = (tot, logsum)
         return self.score_of(total, n_edges), updates, total, n_edges
 
     def apply(self, new_order, updates, total, n_edges):
@@ -210,6 +222,26 @@ class _State:
         for v in range(self.d):
             W[self.parents[v], v] = self.coefs[v]
         return W
+
+
+def score_from_totals(total, n_edges, d, n, noise, variances=False):
+    r"""Gaussian BIC per sample of a linear SEM from its residual variances.
+
+    ``total = (sum_j rss_j, sum_j log rss_j)``. With ``noise="equal"`` (one variance
+    :math:`\sigma^2` for all nodes) the score is
+    :math:`\tfrac d2 \log(\sum_j \mathrm{rss}_j / d) + |E| \log n / (2n)`; with
+    ``"nonequal"`` (one variance per node) it is
+    :math:`\tfrac12 \sum_j \log \mathrm{rss}_j + |E| \log n / (2n)`, which changes by a
+    constant when a column is rescaled, whatever the graph. ``variances=True`` adds the
+    variance parameters (1 or ``d``) to the penalty, so the two models compare by BIC.
+    """
+    tot, logsum = total
+    pen = math.log(n) / (2 * n)
+    if noise == "equal":
+        s = 0.5 * d * math.log(max(tot, 1e-300) / d) + n_edges * pen
+        return s + pen if variances else s
+    s = 0.5 * logsum + n_edges * pen
+    return s + d * pen if variances else s
 
 
 def self_backward_pairs(state, limit=None):
@@ -251,7 +283,8 @@ def _check_order(order, d):
     return order
 
 
-def refit_parents(X, order, *, threshold=0.3, max_parents=None, backend="auto", gram=None):
+def refit_parents(X, order, *, threshold=0.3, max_parents=None, backend="auto", gram=None,
+                  noise_variance="equal"):
     """Weighted adjacency of the best sparse linear SEM consistent with a node ``order``.
 
     Each node's parents are selected among its predecessors in ``order`` (forward selection
@@ -273,6 +306,11 @@ def refit_parents(X, order, *, threshold=0.3, max_parents=None, backend="auto", 
     gram : tuple (C, n), optional
         A precomputed centered Gram matrix ``C = Xc^T Xc / n`` and ``n`` (``X`` is then
         ignored and may be None).
+    noise_variance : {"equal", "nonequal"}
+        Score of the search: the equal-variance BIC, or the BIC with one noise variance
+        per node (:func:`score_from_totals`); ``"nonequal"`` runs on the correlation
+        matrix (``threshold`` then applies to standardized weights) and is invariant to
+        rescaling any column.
 
     Returns
     -------
@@ -310,12 +348,15 @@ def refit_parents(X, order, *, threshold=0.3, max_parents=None, backend="auto", 
     C, n = gram if gram is not None else _gram(X)
     d = C.shape[0]
     order = _check_order(order, d)
-    state = _State(C, n, order, float(threshold), _max_parents(max_parents, d),
-                   _fitter(_use_numba(backend)))
-    return state.W()
+    noise = _check_noise(noise_variance)
+    Cs, sd = _scaled(C, noise)
+    state = _State(Cs, n, order, float(threshold), _max_parents(max_parents, d),
+                   _fitter(backend), noise)
+    return _unscale(state.W(), sd)
 
 
-def order_score(X, order, *, threshold=0.3, max_parents=None, backend="auto", gram=None):
+def order_score(X, order, *, threshold=0.3, max_parents=None, backend="auto", gram=None,
+                noise_variance="equal"):
     """The equal-variance BIC (per sample, lower is better) of the refit at ``order``.
 
     Parameters
@@ -324,7 +365,7 @@ def order_score(X, order, *, threshold=0.3, max_parents=None, backend="auto", gr
         Data (ignored when ``gram`` is given).
     order : array_like of int, shape (d,)
         A permutation of ``range(d)``, causes first.
-    threshold, max_parents, backend, gram
+    threshold, max_parents, backend, gram, noise_variance
         As in :func:`refit_parents`.
 
     Returns
@@ -362,8 +403,55 @@ def order_score(X, order, *, threshold=0.3, max_parents=None, backend="auto", gr
     """
     C, n = gram if gram is not None else _gram(X)
     order = _check_order(order, C.shape[0])
-    return _State(C, n, order, float(threshold), _max_parents(max_parents, C.shape[0]),
-                  _fitter(_use_numba(backend))).score
+    noise = _check_noise(noise_variance)
+    Cs, sd = _scaled(C, noise)
+    W = _unscale(_State(Cs, n, order, float(threshold), _max_parents(max_parents, C.shape[0]),
+                        _fitter(backend), noise).W(), sd)
+    return model_bic(C, n, W, noise, variances=False)
+
+
+NOISE_MODELS = ("equal", "nonequal")
+
+
+def _check_noise(noise_variance):
+    from .._lib.validation import check_choice
+
+    return check_choice(noise_variance, NOISE_MODELS, "noise_variance")
+
+
+def _scaled(C, noise):
+    """The Gram matrix the search runs on: ``C`` itself for equal variances, the
+    correlation matrix for non-equal ones (then every step, the weight threshold included,
+    is invariant to rescaling a column); returns ``(C_used, sd)`` (``sd`` None if unscaled)."""
+    if noise == "equal":
+        return C, None
+    sd = np.sqrt(np.maximum(np.diag(C), 1e-300))
+    return C / np.outer(sd, sd), sd
+
+
+def _unscale(W, sd):
+    """Weights fitted on standardized columns back to the original units."""
+    if sd is None:
+        return W
+    return W * sd[None, :] / sd[:, None]
+
+
+def residual_variances(C, W):
+    """Per-node residual variances ``diag((I - W)^T C (I - W))`` of a linear SEM."""
+    d = C.shape[0]
+    I_W = np.eye(d) - W
+    return np.maximum(np.einsum("ij,ik,kj->j", I_W, C, I_W), 1e-300)
+
+
+def model_bic(C, n, W, noise, variances=True):
+    """Gaussian BIC per sample (lower is better) of the linear SEM ``W`` on the centered
+    Gram matrix ``C``, with equal or non-equal noise variances (see
+    :func:`score_from_totals`); ``variances=True`` counts the variance parameters, which
+    makes the two noise models comparable."""
+    rss = residual_variances(C, W)
+    total = (float(rss.sum()), float(np.log(rss).sum()))
+    return score_from_totals(total, int(np.count_nonzero(W)), C.shape[0], n, noise,
+                             variances=variances)
 
 
 def _max_parents(max_parents, d):
@@ -372,77 +460,10 @@ def _max_parents(max_parents, d):
     return int(max_parents)
 
 
-def _use_numba(backend):
-    from .._lib.validation import check_choice
-
-    check_choice(backend, ("auto", "numpy", "numba"), "backend")
-    if backend in ("auto", "numba"):
-        from .._lib.backend import numba_available
-
-        return numba_available()
-    return False
-
-
-def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
-                 time_limit=None, backend="auto", gram=None):
-    """Improve a node order by score-lowering local moves; return the refit DAG.
-
-    Moves: swaps of adjacent nodes, and for every current edge ``u -> v``, moving ``v``
-    just before ``u`` or ``u`` just after ``v``. First improvement is applied; rounds
-    repeat until none improves the score (or ``max_rounds`` / ``time_limit``).
-
-    Parameters
-    ----------
-    X : array_like, shape (n, d)
-    order : array_like of int
-        Starting order (a permutation of ``range(d)``).
-    threshold, max_parents, backend, gram
-        As in :func:`refit_parents`.
-    max_rounds : int
-        Maximum number of passes over all moves.
-    time_limit : float, optional
-        Seconds after which the search stops (the best order so far is kept).
-
-    Returns
-    -------
-    order : ndarray of int
-    W : ndarray, shape (d, d)
-        The refit at the returned order (a DAG).
-    score : float
-        Its equal-variance BIC per sample (lower is better).
-
-    Raises
-    ------
-    ValueError
-        ``order`` is not a permutation of ``range(d)``, or an unknown ``backend``.
-
-    Notes
-    -----
-    ``X`` (or ``gram``) is not validated beyond the order check: it is assumed finite,
-    2-D and without constant columns (see :func:`solvers.dag.check_data`). An unknown
-    ``backend`` raises ``ValueError``.
-
-    References
-    ----------
-    .. [1] C. Deng, K. Bello, B. Aragam, P. Ravikumar, "Optimizing NOTEARS objectives via
-       topological swaps", ICML 2023.
-    .. [2] G. Schwarz, "Estimating the dimension of a model", Annals of Statistics
-       6(2):461-464, 1978.
-
-    Examples
-    --------
-    >>> from solvers.dag import simulate_data, shd
-    >>> from solvers.dag.refine import refine_order
-    >>> X, W, B = simulate_data(d=8, n=1000, k=1, rng=2)
-    >>> order, W_hat, score = refine_order(X, list(range(8)))
-    >>> shd(B, W_hat) <= 2
-    True
-    """
-    C, n = gram if gram is not None else _gram(X)
-    d = C.shape[0]
-    order = _check_order(order, d)
-    state = _State(C, n, order, float(threshold), _max_parents(max_parents, d),
-                   _fitter(_use_numba(backend)))
+def _search(state, max_rounds, time_limit):
+    """The local-move loop of :func:`refine_order` on a fitted state (any local model)."""
+    d = state.d
+    pairs = getattr(state, "backward_pairs", None) or (lambda: self_backward_pairs(state))
     start = time.perf_counter()
     tol = 1e-9
     for _ in range(int(max_rounds)):
@@ -477,7 +498,7 @@ def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
                 improved = True
         # pairs (w after v) where w would be a significant parent of v: move w just
         # before v, or v just after w (the candidate swaps of Deng et al.)
-        for w, v in self_backward_pairs(state):
+        for w, v in pairs():
             if time_limit is not None and time.perf_counter() - start > time_limit:
                 break
             order_l = state.order
@@ -511,6 +532,75 @@ def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
                 improved = True
         if not improved or (time_limit is not None and time.perf_counter() - start > time_limit):
             break
+    return state
+
+
+def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
+                 time_limit=None, backend="auto", gram=None, noise_variance="equal"):
+    """Improve a node order by score-lowering local moves; return the refit DAG.
+
+    Moves: swaps of adjacent nodes, and for every current edge ``u -> v``, moving ``v``
+    just before ``u`` or ``u`` just after ``v``. First improvement is applied; rounds
+    repeat until none improves the score (or ``max_rounds`` / ``time_limit``).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    order : array_like of int
+        Starting order (a permutation of ``range(d)``).
+    threshold, max_parents, backend, gram, noise_variance
+        As in :func:`refit_parents`.
+    max_rounds : int
+        Maximum number of passes over all moves.
+    time_limit : float, optional
+        Seconds after which the search stops (the best order so far is kept).
+
+    Returns
+    -------
+    order : ndarray of int
+    W : ndarray, shape (d, d)
+        The refit at the returned order (a DAG).
+    score : float
+        Its BIC per sample under ``noise_variance`` (lower is better; variance parameters
+        not counted).
+
+    Raises
+    ------
+    ValueError
+        ``order`` is not a permutation of ``range(d)``, or an unknown ``backend``.
+
+    Notes
+    -----
+    ``X`` (or ``gram``) is not validated beyond the order check: it is assumed finite,
+    2-D and without constant columns (see :func:`solvers.dag.check_data`). An unknown
+    ``backend`` raises ``ValueError``.
+
+    References
+    ----------
+    .. [1] C. Deng, K. Bello, B. Aragam, P. Ravikumar, "Optimizing NOTEARS objectives via
+       topological swaps", ICML 2023.
+    .. [2] G. Schwarz, "Estimating the dimension of a model", Annals of Statistics
+       6(2):461-464, 1978.
+
+    Examples
+    --------
+    >>> from solvers.dag import simulate_data, shd
+    >>> from solvers.dag.refine import refine_order
+    >>> X, W, B = simulate_data(d=8, n=1000, k=1, rng=2)
+    >>> order, W_hat, score = refine_order(X, list(range(8)))
+    >>> shd(B, W_hat) <= 2
+    True
+    """
+    C, n = gram if gram is not None else _gram(X)
+    d = C.shape[0]
+    order = _check_order(order, d)
+    noise = _check_noise(noise_variance)
+    C0, (C, sd) = C, _scaled(C, noise)
+    state = _State(C, n, order, float(threshold), _max_parents(max_parents, d),
+                   _fitter(backend), noise)
+    state = _search(state, max_rounds, time_limit)
     # final exact refit of every node at the returned order (moves used partial refits)
-    final = _State(C, n, state.order, state.w_thr, state.max_parents, state.fit)
-    return np.asarray(final.order, dtype=np.int64), final.W(), final.score
+    final = _State(C, n, state.order, state.w_thr, state.max_parents, state.fit, noise)
+    W = _unscale(final.W(), sd)
+    return (np.asarray(final.order, dtype=np.int64), W,
+            model_bic(C0, n, W, noise, variances=False))

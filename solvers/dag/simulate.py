@@ -272,7 +272,8 @@ def simulate_linear_sem(W, n, noise_type="gauss", noise_scale=1.0, standardize=F
 
 
 def simulate_data(d, n, k=2, graph_type="ER", noise_type="gauss", noise_scale=1.0,
-                  standardize=False, weight_ranges=DEFAULT_WEIGHT_RANGES, rng=None):
+                  standardize=False, weight_ranges=DEFAULT_WEIGHT_RANGES, rng=None,
+                  sem_type="linear"):
     """A random DAG, its weights and ``n`` samples of the linear SEM, in one call.
 
     Parameters
@@ -286,6 +287,10 @@ def simulate_data(d, n, k=2, graph_type="ER", noise_type="gauss", noise_scale=1.
     weight_ranges
         See :func:`simulate_weights`.
     rng : None, int or numpy.random.Generator
+    sem_type : {"linear", "mlp", "gp", "gp-add", "quadratic", "additive"}
+        ``"linear"`` (default): the linear SEM. Otherwise a nonlinear SEM of
+        :func:`solvers.dag.simulate_nonlinear.simulate_nonlinear_sem` (then ``W`` is the
+        binary adjacency as floats and ``weight_ranges`` is unused).
 
     Returns
     -------
@@ -314,6 +319,14 @@ def simulate_data(d, n, k=2, graph_type="ER", noise_type="gauss", noise_scale=1.
     ((100, 10), 20)
     """
     rng = check_rng(rng)
+    if sem_type != "linear":
+        from .simulate_nonlinear import SEM_TYPES, simulate_nonlinear_sem
+
+        check_choice(sem_type, ("linear",) + SEM_TYPES, "sem_type")
+        B = simulate_dag(d, k=k, graph_type=graph_type, rng=rng)
+        X = simulate_nonlinear_sem(B, n, sem_type=sem_type, noise_type=noise_type,
+                                   noise_scale=noise_scale, standardize=standardize, rng=rng)
+        return SEMData(X, B.astype(float), B)
     B = simulate_dag(d, k=k, graph_type=graph_type, rng=rng)
     W = simulate_weights(B, weight_ranges=weight_ranges, rng=rng)
     X = simulate_linear_sem(W, n, noise_type=noise_type, noise_scale=noise_scale,

@@ -28,7 +28,7 @@ from solvers._lib import (
 )
 from ._anneal_kernels import make_chains, parallel_reads_ok
 from ._input import parse_qubo, to_binary
-from ._workers import check_workers, collect
+from .._lib.parallel import check_workers, collect
 
 __all__ = ["minimize_qubo", "default_beta_range"]
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from solvers._lib import OptimizeResult, check_choice, check_int, check_rng
 from solvers._lib import to_host
-from ._workers import check_workers, collect
+from .._lib.parallel import check_workers, collect
 from .anneal import minimize_qubo
 from .scaling import METHODS, _objectives, as_objective, qubo_energy, scalarize, scale_qubos
 

@@ -1,5 +1,10 @@
 """``workers=``: run independent pieces serially, in a process pool, or through any map.
 
+One helper for every solver that maps independent pieces (QUBO reads, Pareto weights, DAG
+restarts and bootstrap fits, CBO runs). Each piece gets its own generator spawned from the
+caller's ``rng`` (:func:`spawn_generators`, i.e. ``SeedSequence.spawn``), so serial, a
+process pool and a dask cluster give identical results.
+
 ``workers=1`` (or None) runs here. An int ``k > 1`` (``-1``: all cores) uses a
 ``concurrent.futures.ProcessPoolExecutor`` started with the ``spawn`` method: ``fork`` is
 unsafe once Numba's OpenMP threads exist (the child aborts), and a pool that cannot start
@@ -12,7 +17,9 @@ import concurrent.futures
 import multiprocessing
 import numbers
 
-__all__ = ["check_workers", "collect"]
+from .rng import check_rng
+
+__all__ = ["check_workers", "collect", "parallel_map", "spawn_generators"]
 
 
 def check_workers(workers):
@@ -65,3 +72,17 @@ def collect(pmap, func, tasks):
     """``list(pmap(func, tasks))`` with futures (dask ``Client.map``) resolved in order."""
     out = list(pmap(func, tasks))
     return [r.result() if callable(getattr(r, "result", None)) else r for r in out]
+
+
+def parallel_map(func, items, workers=None):
+    """``[func(item) for item in items]``, through ``workers`` (see :func:`check_workers`)."""
+    items = list(items)
+    pmap = check_workers(workers)
+    if pmap is None or len(items) <= 1:
+        return [func(item) for item in items]
+    return collect(pmap, func, items)
+
+
+def spawn_generators(rng, k):
+    """``k`` independent generators spawned from ``rng`` (None, int or Generator)."""
+    return check_rng(rng).spawn(int(k))
