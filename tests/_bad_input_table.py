@@ -635,7 +635,7 @@ def _dpdag_iter_name():
     """DP-DAG's iteration cap: ``max_iter`` today, ``maxiter`` once issue 17 item 12 lands."""
     try:
         from solvers.dag.dpdag import _learn_dpdag
-        return "max_iter" if "max_iter" in inspect.signature(_learn_dpdag).parameters else "maxiter"
+        return "maxiter" if "maxiter" in inspect.signature(_learn_dpdag).parameters else "max_iter"
     except (ImportError, AttributeError):
         return "maxiter"
 

@@ -184,8 +184,6 @@ KNOWN_FAILURES = {
     "learn_dag_cosmo-X-float16": "NotImplementedError: float16",
     "learn_dag_cosmo-callback-notcallable": "TypeError not naming it: 'float' object is not calla",
     "learn_dag_dpdag-X-float16": "TypeError not naming it: array type float16 is unsupported in l",
-    "learn_dag_dpdag-X-fewrows": "LinAlgError not naming it: Matrix is not positive definite",
-    "learn_dag_dpdag-X-dupcol": "LinAlgError not naming it: Matrix is not positive definite",
     "DAGResult.to_networkx-labels-dup": "accepted without error: returns a DiGraph",
     "auroc-W_score-nan": "accepted without error: returns 0.25",
     "auroc-W_score-inf": "accepted without error: returns 0.25",
