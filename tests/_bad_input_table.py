@@ -579,7 +579,7 @@ def _bridge():
 
 def _pair():
     if "p" not in _BRIDGE:
-        _BRIDGE["p"] = make_pair(2, 1.0, n_components=2, seed=0)
+        _BRIDGE["p"] = make_pair(2, 1.0, n_components=2, rng=0)
     return _BRIDGE["p"]
 
 
@@ -843,8 +843,9 @@ ROWS = [
          {"x": "data+shape", "n_samples": "count", "rng": "rng"}, {}),
         ("conditional_moments", lambda: {"x": _c(_Q2[:, :2])}, {"x": "data+shape"}, {}),
     ]),
-    Row("make_pair", make_pair, lambda: {"dim": 2, "epsilon": 1.0, "n_components": 2},
-        {"dim": "count", "epsilon": "scale", "n_components": "count"},
+    Row("make_pair", make_pair,
+        lambda: {"dim": 2, "epsilon": 1.0, "n_components": 2, "rng": 0},
+        {"dim": "count", "epsilon": "scale", "n_components": "count", "rng": "rng"},
         covers="solvers.transport.benchmark.make_pair", out=lambda p: [p.Lambda, p.S]),
     Row("bw2_squared", bw2_squared,
         lambda: {"m1": _c(_M[0]), "S1": _c(_C[0]), "m2": _c(_M[1]), "S2": _c(_C[1])},
