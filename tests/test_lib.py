@@ -4,7 +4,6 @@ import io
 import numpy as np
 import pytest
 
-import solvers
 from solvers._lib import (array_namespace, resolve_backend, check_rng, Draws, as_float_array,
                           check_finite, check_shape, check_positive, check_positive_definite,
                           check_choice, check_int, call_callback, Progress)

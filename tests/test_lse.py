@@ -238,7 +238,8 @@ def test_logsumexp_matmul_strict_and_float32(xp, dtype_name):
     B = rng.normal(size=(4, 30)).astype(dtype_name)
     got = logsumexp_matmul(xp.asarray(A), xp.asarray(B), block_size=8)
     assert got.dtype == xp.asarray(A).dtype
-    np.testing.assert_allclose(to_numpy(got), logsumexp_matmul_dense(A.astype(float), B.astype(float)),
+    np.testing.assert_allclose(to_numpy(got),
+                               logsumexp_matmul_dense(A.astype(float), B.astype(float)),
                                rtol=tol(dtype_name, 1e-12, 1e-5))
 
 

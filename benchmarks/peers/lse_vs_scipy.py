@@ -11,7 +11,9 @@ which is steadier on a shared machine) and the ratios; the thread settings are p
 import argparse
 import os
 import resource
+import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
@@ -20,6 +22,7 @@ import numpy as np  # noqa: E402
 import scipy  # noqa: E402
 from scipy.special import logsumexp as scipy_lse  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # repo root: benchmarks._common
 from benchmarks._common import pin_blas_threads  # noqa: E402
 from solvers import logsumexp, logsumexp_matmul  # noqa: E402
 

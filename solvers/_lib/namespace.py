@@ -19,7 +19,8 @@ def array_namespace(*arrays):
         If the arrays come from different libraries.
     """
     arrays = [a for a in arrays if a is not None]
-    arrays = [np.asarray(a) if isinstance(a, (int, float, bool, list, tuple)) else a for a in arrays]
+    arrays = [np.asarray(a) if isinstance(a, (int, float, bool, list, tuple)) else a
+              for a in arrays]
     if not arrays:
         return array_api_compat.array_namespace(np.empty(0))
     try:

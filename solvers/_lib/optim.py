@@ -94,7 +94,8 @@ def cosine_decay(lr, total, final_fraction=0.0):
 
     def schedule(t):
         frac = min(t / total, 1.0)
-        return lr * (final_fraction + (1.0 - final_fraction) * 0.5 * (1.0 + math.cos(math.pi * frac)))
+        cosine = 0.5 * (1.0 + math.cos(math.pi * frac))
+        return lr * (final_fraction + (1.0 - final_fraction) * cosine)
 
     return schedule
 

@@ -225,8 +225,8 @@ def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=
         Targets (``"squared"``) or labels in {-1, +1} (``"logistic"``).
     lam : float
         Temperature :math:`\lambda > 0`, a modelling choice (no default): large is close
-        to the empirical risk, small to the worst case; the radius of the KL ball it penalises grows as it
-        shrinks.
+        to the empirical risk, small to the worst case; the radius of the KL ball it
+        penalises grows as it shrinks.
     loss : {"squared", "logistic"}
         ``"logistic"`` takes labels in {-1, +1}, or in {0, 1} as scikit-learn's binary
         classifiers do (0 is mapped to -1; the positive class is 1); any other labels

@@ -7,7 +7,6 @@ is not finite (NaN in ``A``, ``inf`` in ``B`` or ``log_b``, every column dropped
 recomputed densely for that one row, which gives exactly SciPy's special values on the
 materialised ``A @ B + log_b`` (issue 17).
 """
-import math
 
 import numpy as np
 

@@ -3,7 +3,8 @@
 For real ``a`` and weights ``b`` the value is
 
 .. math:: \\operatorname{LSE}(a; b) = \\log \\sum_i b_i e^{a_i}
-          = a^* + \\log m + \\operatorname{log1p}\\Big(\\frac{1}{m}\\sum_{i: a_i < a^*} b_i e^{a_i - a^*}\\Big),
+          = a^* + \\log m + \\operatorname{log1p}\\Big(\\frac{1}{m}
+            \\sum_{i: a_i < a^*} b_i e^{a_i - a^*}\\Big),
 
 where :math:`a^* = \\max_i a_i` and :math:`m = \\sum_{i: a_i = a^*} b_i`. Splitting off the
 maximal terms and using ``log1p`` keeps full relative accuracy when the sum is close to

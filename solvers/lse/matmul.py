@@ -77,7 +77,7 @@ def logsumexp_matmul(A, B, *, log_b=None, block_size=2048, backend="auto"):
     xpc = be.xp
     dtype = xpc.result_type(A.dtype, B.dtype)
     A, B = xpc.astype(A, dtype), xpc.astype(B, dtype)
-    n, m = A.shape[0], B.shape[1]
+    m = B.shape[1]
     if log_b is not None:
         log_b = as_float_array(be.to_device(log_b), xpc, "log_b", ndim=1, dtype=dtype)
         if log_b.shape[0] != m:

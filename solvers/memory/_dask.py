@@ -10,7 +10,6 @@ dask arrays. dask is imported only when dask input arrives.
 """
 import numpy as np
 
-from .._lib.namespace import is_dask_array
 
 __all__ = ["retrieve_dask"]
 
