@@ -22,7 +22,11 @@ runs started in [-box, box]^d with ``rng=seed``; e.g.
 import argparse
 import math
 import os
+import sys
 import time
+
+# the checkout this script lives in, not an installed copy of the library
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -97,7 +101,8 @@ def cbx_step_time(f, M, N, steps):
 
 def ours_step_time(f, M, N, steps):
     kw = dict(bounds=[(-BOX, BOX)] * D, vectorized=True, n_particles=N, n_runs=M, xtol=0.0,
-              rng=0)
+              rng=0, restarts=False, polish=False,
+              noise="anisotropic")  # the same step as CBXpy's CBO
     minimize_cbo(columns(f), maxiter=2, **kw)  # compile / load the Numba cache
     start = time.perf_counter()
     minimize_cbo(columns(f), maxiter=steps, **kw)

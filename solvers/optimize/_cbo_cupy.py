@@ -1,11 +1,9 @@
-"""CuPy pieces of the CBO step (imported lazily, only when ``backend`` resolves to cupy).
+"""CuPy kernel of CBO (imported lazily, only when ``backend`` resolves to cupy).
 
-The weights and the consensus run as the generic ``xp`` code on cupy arrays (a softmax and
-one batched reduction: already one or two kernel launches each). What the generic code
-spends most launches on is the particle update, ``X - lam dt (X - c) + sigma sqrt(dt) D xi``
-plus the spread: here it is one ``ElementwiseKernel`` (anisotropic noise) or a norm
-reduction and one ``ElementwiseKernel`` (isotropic), then a max reduction. The draws ``xi``
-are the host Generator's, so the result agrees with the numpy and Numba paths draw for draw.
+:func:`move` is the twin of the generic ``cbo._move_xp``: the particle update
+``X - lam dt (X - c) + sigma sqrt(dt) D xi`` plus ``|X - c|`` in one ``ElementwiseKernel``
+(anisotropic), or a norm reduction and one ``ElementwiseKernel`` (isotropic), then a max
+reduction for the spread. Everything else runs as generic ``xp`` code on cupy arrays.
 """
 import cupy
 
@@ -28,7 +26,7 @@ _iso_update = cupy.ElementwiseKernel(
     "solvers_cbo_iso_update")
 
 
-def update(X, C, xi, lam_dt, sig_sqdt, aniso):
+def move(X, C, xi, lam_dt, sig_sqdt, aniso, xp):
     """Moved particles and the per-run spread ``max |X - c|`` for (M, N, d) cupy ``X``."""
     X = cupy.asarray(X)
     M = X.shape[0]
@@ -40,5 +38,5 @@ def update(X, C, xi, lam_dt, sig_sqdt, aniso):
     else:
         nrm = cupy.sqrt(cupy.sum((X - c) ** 2, axis=2, keepdims=True))
         y, ad = _iso_update(X, c, xi, nrm, t(lam_dt), t(sig_sqdt))
-    spread = cupy.max(ad.reshape(M, -1), axis=1)
+    spread = cupy.max(ad.reshape(M, -1), axis=1) if ad.size else cupy.zeros(M, dtype=X.dtype)
     return y, spread

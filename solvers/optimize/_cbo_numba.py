@@ -1,20 +1,16 @@
-"""Numba kernel for consensus-based optimization: one fused step per call.
+"""Numba kernels of CBO: inner operations only (the algorithm lives in :mod:`.cbo`).
 
-:func:`cbo_step` does, for each of the ``M`` runs and in one kernel call, everything the
-generic ``xp`` step in :mod:`solvers.optimize.cbo` does with a dozen array operations:
+Each public function here has the signature of its generic ``xp`` twin in :mod:`.cbo`
+(``_gibbs_weights_xp``, ``_move_xp``, ``_consensus_xp``), which is the reference it is
+tested against on NaN, +-inf, empty and float32 inputs:
 
-1. non-finite energies (NaN, +-inf) become +inf (the particle gets weight zero) and are
-   counted;
-2. the best point ever evaluated and (with ``memory``) the personal bests are updated;
-3. alpha is either the scheduled value or found by bisection on the effective sample size;
-4. the Gibbs weights ``exp(-alpha (f_i - f_min))`` (shifted by the minimum: the same
-   stable softmax as :func:`solvers.softmax`, fused so that it never materialises the
-   weights) and the consensus point are accumulated in one pass over the particles;
-5. every particle moves toward the consensus with the drift and the (an)isotropic noise,
-   written to a second buffer, and the spread ``max |x_ij - c_j|`` is recorded.
-
-The noise ``xi`` and the mini-batch mask come from the host Generator, so a run on this
-kernel sees the same draws as the generic code and agrees with it draw for draw.
+- :func:`gibbs_weights`: per run, the weights ``exp(-alpha (E_i - min E))`` normalised,
+  over the mini-batch and over finite energies only (+inf energies get weight zero and do
+  not count in the effective sample size); a run without a finite energy gets uniform
+  weights; with ``ess`` the alpha of each run is found by bisection on log(alpha);
+- :func:`move`: the drift toward the consensus plus diagonal (anisotropic) or isotropic
+  noise in one pass, and the spread ``max |x_ij - c_j|``;
+- :func:`consensus`: Gibbs-weighted means of (M, N, d) particles.
 """
 import math
 
@@ -22,151 +18,142 @@ import numpy as np
 
 from .._lib.numba_config import jit
 
+_LOG_ALPHA_LO = math.log(1e-12)
+_N_BISECT = 50
+
 
 @jit
-def _log_ess(g, mask, use_mask, a):
-    """log of the effective sample size (sum w)^2 / sum w^2 for w = exp(-a g), g >= 0."""
+def _log_ess(g, a):
+    """log of (sum w)^2 / sum w^2 for w = exp(-a g) over the finite entries of g >= 0."""
     s1 = 0.0
     s2 = 0.0
     for i in range(g.shape[0]):
-        if use_mask and not mask[i]:
+        if g[i] == math.inf:
             continue
-        gi = g[i]
-        if gi == math.inf:
-            continue
-        w = math.exp(-a * gi)
+        w = math.exp(-a * g[i])
         s1 += w
         s2 += w * w
     return 2.0 * math.log(s1) - math.log(s2)
 
 
 @jit
-def _ess_alpha(g, mask, use_mask, target, log_lo, log_hi, n_bisect):
-    """Bisection on log(alpha) so that the effective sample size is ``target``.
-
-    Same iteration as the generic code: the ESS decreases in alpha; the answer is the
-    midpoint after ``n_bisect`` halvings of [log_lo, log_hi].
-    """
-    lo = log_lo
-    hi = log_hi
-    log_target = math.log(target)
-    for _ in range(n_bisect):
-        mid = 0.5 * (lo + hi)
-        if _log_ess(g, mask, use_mask, math.exp(mid)) < log_target:
-            hi = mid
-        else:
-            lo = mid
-    return math.exp(0.5 * (lo + hi))
-
-
-@jit
-def cbo_step(X, F, Y, FY, BX, BF, memory, alpha, ess, alpha_max, xi, mask, use_mask,
-             lam_dt, sig_sqdt, aniso, X_out, C, spread, alphas, G):
-    """One CBO step for all runs; returns the number of non-finite energies seen.
-
-    Parameters (arrays are modified in place)
-    ----------
-    X : (M, N, d) positions that were evaluated; F : (M, N) their energies (raw).
-    Y, FY : personal bests and their energies (used when ``memory``).
-    BX, BF : (M, d), (M,) best point ever evaluated per run and its energy.
-    alpha : scheduled alpha (used when ``ess <= 0``); ``ess``: target ESS fraction.
-    xi : (M, N, d) standard normal draws; mask : (M, N) mini-batch membership.
-    X_out : (M, N, d) receives the moved particles. C : (M, d) the consensus points.
-    spread : (M,) max |X - c| per run; alphas : (M,) the alpha used; G : (N,) scratch.
-    """
-    M, N, d = X.shape
-    n_bad = 0
+def _weights_kernel(E, mask, use_mask, alpha, ess, log_alpha_max, W, alphas, G):
+    M, N = E.shape
     for m in range(M):
-        # 1-2: clean energies, best ever, personal bests
-        for i in range(N):
-            f = F[m, i]
-            if not (f < math.inf and f > -math.inf):  # NaN or +-inf: the worst particle
-                n_bad += 1
-                f = math.inf
-                F[m, i] = f
-            if f < BF[m]:
-                BF[m] = f
-                for j in range(d):
-                    BX[m, j] = X[m, i, j]
-            if memory and f < FY[m, i]:
-                FY[m, i] = f
-                for j in range(d):
-                    Y[m, i, j] = X[m, i, j]
-        # energies and points the consensus is taken over
         fmin = math.inf
         count = 0
         for i in range(N):
             if use_mask and not mask[m, i]:
                 continue
-            count += 1
-            e = FY[m, i] if memory else F[m, i]
-            if e < fmin:
-                fmin = e
-        all_bad = not (fmin < math.inf)
-        for i in range(N):
-            e = FY[m, i] if memory else F[m, i]
-            if all_bad:
-                G[i] = 0.0  # no finite energy in the batch: plain mean (alpha -> 0)
-            elif e == math.inf:
-                G[i] = math.inf
-            else:
-                G[i] = e - fmin
-        # 3: alpha
-        if ess > 0.0 and not all_bad:
-            a = _ess_alpha(G, mask[m], use_mask, ess * count, math.log(1e-12),
-                           math.log(alpha_max), 50)
-        else:
-            a = alpha
-        alphas[m] = a
-        # 4: weights and consensus in one pass
-        s = 0.0
-        for j in range(d):
-            C[m, j] = 0.0
+            e = E[m, i]
+            if e < math.inf:
+                count += 1
+                if e < fmin:
+                    fmin = e
+        all_bad = count == 0
         for i in range(N):
             if use_mask and not mask[m, i]:
-                continue
-            gi = G[i]
-            if gi == math.inf:
-                continue
-            w = math.exp(-a * gi)
-            s += w
-            if memory:
-                for j in range(d):
-                    C[m, j] += w * Y[m, i, j]
+                G[i] = math.inf
+            elif all_bad:
+                G[i] = 0.0  # no finite energy: uniform weights (alpha -> 0)
+            elif E[m, i] < math.inf:
+                G[i] = E[m, i] - fmin
             else:
-                for j in range(d):
-                    C[m, j] += w * X[m, i, j]
-        for j in range(d):
-            C[m, j] /= s
-        # 5: drift and noise
-        sp = 0.0
+                G[i] = math.inf
+        a = alpha
+        if ess > 0.0 and not all_bad:
+            lo = _LOG_ALPHA_LO
+            hi = log_alpha_max
+            log_target = math.log(ess * count)
+            for _ in range(_N_BISECT):
+                mid = 0.5 * (lo + hi)
+                if _log_ess(G, math.exp(mid)) < log_target:
+                    hi = mid
+                else:
+                    lo = mid
+            a = math.exp(0.5 * (lo + hi))
+        alphas[m] = a
+        s = 0.0
         for i in range(N):
-            if aniso:
-                for j in range(d):
-                    diff = X[m, i, j] - C[m, j]
-                    ad = abs(diff)
-                    if not ad <= sp:  # also catches NaN
-                        sp = ad
-                    X_out[m, i, j] = X[m, i, j] - lam_dt * diff + sig_sqdt * diff * xi[m, i, j]
-            else:
-                nrm2 = 0.0
-                for j in range(d):
-                    diff = X[m, i, j] - C[m, j]
-                    ad = abs(diff)
-                    if not ad <= sp:
-                        sp = ad
-                    nrm2 += diff * diff
-                scale = sig_sqdt * math.sqrt(nrm2)
-                for j in range(d):
-                    diff = X[m, i, j] - C[m, j]
-                    X_out[m, i, j] = X[m, i, j] - lam_dt * diff + scale * xi[m, i, j]
-        spread[m] = sp
-    return n_bad
+            w = 0.0 if G[i] == math.inf else math.exp(-a * G[i])
+            W[m, i] = w
+            s += w
+        for i in range(N):
+            W[m, i] /= s
+
+
+def gibbs_weights(E, mask, alpha, ess, alpha_max, xp):
+    """Numba twin of ``cbo._gibbs_weights_xp``: (W (M, N), alpha used)."""
+    E = np.ascontiguousarray(E)
+    M, N = E.shape
+    W = np.empty((M, N), dtype=E.dtype)
+    alphas = np.empty(M, dtype=np.float64)
+    use_mask = mask is not None
+    m = np.ascontiguousarray(mask) if use_mask else np.ones((1, 1), dtype=np.bool_)
+    _weights_kernel(E, m, use_mask, float(alpha), -1.0 if ess is None else float(ess),
+                    math.log(alpha_max), W, alphas, np.empty(N, dtype=np.float64))
+    return W, (float(alpha) if ess is None else alphas)
 
 
 @jit
-def consensus_kernel(X, F, alpha, C):
-    """Consensus points of (M, N, d) particles with (M, N) energies (non-finite = worst)."""
+def _consensus_of(P, W, C):
+    M, N, d = P.shape
+    for m in range(M):
+        for j in range(d):
+            C[m, j] = 0.0
+        for i in range(N):
+            w = W[m, i]
+            if w == 0.0:
+                continue
+            for j in range(d):
+                C[m, j] += w * P[m, i, j]
+
+
+def gibbs_consensus(P, E, mask, alpha, ess, alpha_max, xp):
+    """Numba twin of ``cbo._gibbs_consensus_xp``: (W, C, alpha used)."""
+    W, alpha_used = gibbs_weights(E, mask, alpha, ess, alpha_max, xp)
+    P = np.ascontiguousarray(P)
+    C = np.empty((P.shape[0], P.shape[2]), dtype=P.dtype)
+    _consensus_of(P, W, C)
+    return W, C, alpha_used
+
+
+@jit
+def _move_kernel(X, C, xi, lam_dt, sig_sqdt, aniso, X_out, spread):
+    M, N, d = X.shape
+    for m in range(M):
+        sp = 0.0
+        for i in range(N):
+            scale = sig_sqdt
+            if not aniso:
+                nrm2 = 0.0
+                for j in range(d):
+                    diff = X[m, i, j] - C[m, j]
+                    nrm2 += diff * diff
+                scale = sig_sqdt * math.sqrt(nrm2)
+            for j in range(d):
+                diff = X[m, i, j] - C[m, j]
+                ad = abs(diff)
+                if ad > sp or ad != ad:  # a NaN spread stays NaN (as numpy's max)
+                    if sp == sp:
+                        sp = ad
+                noise = scale * diff * xi[m, i, j] if aniso else scale * xi[m, i, j]
+                X_out[m, i, j] = X[m, i, j] - lam_dt * diff + noise
+        spread[m] = sp
+
+
+def move(X, C, xi, lam_dt, sig_sqdt, aniso, xp):
+    """Numba twin of ``cbo._move_xp``: (moved particles, spread per run)."""
+    X = np.ascontiguousarray(X)
+    X_out = np.empty_like(X)
+    spread = np.empty(X.shape[0], dtype=X.dtype)
+    _move_kernel(X, np.ascontiguousarray(C, dtype=X.dtype), np.ascontiguousarray(xi), lam_dt,
+                 sig_sqdt, bool(aniso), X_out, spread)
+    return X_out, spread
+
+
+@jit
+def _consensus_kernel(X, F, alpha, C):
     M, N, d = X.shape
     for m in range(M):
         fmin = math.inf
@@ -192,8 +179,76 @@ def consensus_kernel(X, F, alpha, C):
             C[m, j] /= s
 
 
-def empty_like_state(X):
-    """Scratch arrays the kernel needs for positions ``X`` of shape (M, N, d)."""
+def consensus(X, E, alpha, xp):
+    """Numba twin of ``cbo._consensus_xp`` for (M, N, d) particles and (M, N) energies."""
+    X = np.ascontiguousarray(X)
+    C = np.empty((X.shape[0], X.shape[2]), dtype=X.dtype)
+    _consensus_kernel(X, np.ascontiguousarray(E), float(alpha), C)
+    return C
+
+
+@jit
+def _reflect_kernel(X, lb, ub, out):
     M, N, d = X.shape
-    return (np.empty_like(X), np.empty((M, d), dtype=X.dtype), np.empty(M, dtype=X.dtype),
-            np.empty(M, dtype=np.float64), np.empty(N, dtype=np.float64))
+    for m in range(M):
+        for i in range(N):
+            for j in range(d):
+                x = X[m, i, j]
+                lo = lb[j]
+                hi = ub[j]
+                if x >= lo and x <= hi:  # inside: nothing to do (the common case)
+                    out[m, i, j] = x
+                    continue
+                w = hi - lo
+                if w < math.inf:
+                    y = (x - lo) % (2.0 * w)  # Python semantics: y in [0, 2w)
+                    if y > w:
+                        y = 2.0 * w - y
+                    x = lo + y
+                else:
+                    if x < lo:
+                        x = 2.0 * lo - x
+                    if x > hi:
+                        x = 2.0 * hi - x
+                out[m, i, j] = min(max(x, lo), hi)
+
+
+def reflect(X, lb, ub, xp):
+    """Numba twin of :func:`._cbo_bounds.reflect` for (M, N, d) points."""
+    X = np.ascontiguousarray(X)
+    out = np.empty_like(X)
+    _reflect_kernel(X, np.ascontiguousarray(lb, dtype=X.dtype),
+                    np.ascontiguousarray(ub, dtype=X.dtype), out)
+    return out
+
+
+@jit
+def _track_kernel(X, F, BF, BX, best):
+    M, N, d = X.shape
+    n_bad = 0
+    for m in range(M):
+        k = -1
+        fk = math.inf
+        for i in range(N):
+            f = F[m, i]
+            if not (f < math.inf and f > -math.inf):  # NaN or +-inf: the worst particle
+                n_bad += 1
+                F[m, i] = math.inf
+            elif f < fk:
+                fk = f
+                k = i
+        if k >= 0 and fk < BF[m]:
+            BF[m] = fk
+            for j in range(d):
+                BX[m, j] = X[m, k, j]
+        if fk < best[m]:
+            best[m] = fk
+    return n_bad
+
+
+def track_best(X, F, BF, BX, best, xp):
+    """Numba twin of ``cbo._track_best_xp``: (F cleaned, n_bad, BF, BX, best)."""
+    F = np.array(F, dtype=X.dtype)  # cleaned in place: a copy
+    BF, BX, best = BF.copy(), np.ascontiguousarray(BX).copy(), best.copy()
+    n_bad = _track_kernel(np.ascontiguousarray(X), F, BF, BX, best)
+    return F, n_bad, BF, BX, best

@@ -15,7 +15,7 @@ def demo_rows(quick=True):
     d, runs = 20, (5 if quick else 50)
     shift = np.random.default_rng(2024).uniform(-2.0, 2.0, d)
     kw = dict(bounds=[(-3.0, 3.0)] * d, args=(shift,), vectorized=True)
-    minimize_cbo(_rastrigin, maxiter=2, **kw)  # compile / load the Numba cache
+    minimize_cbo(_rastrigin, maxiter=2, polish=False, **kw)  # compile / load the Numba cache
     start = time.perf_counter()
     res = minimize_cbo(_rastrigin, n_runs=runs, rng=0, **kw)
     seconds = time.perf_counter() - start

@@ -1,0 +1,114 @@
+"""Objective evaluation for CBO: vectorized, serial, a process pool, or any map-like.
+
+A process pool uses the ``fork`` start method where the platform has it (Linux: what
+SciPy's ``workers=`` users get), so a script without an ``if __name__ == "__main__":``
+guard works. Where only ``spawn`` exists, a pool started while the main module is being
+re-imported in a child (the guard is missing) fails fast with a message instead of
+respawning workers forever.
+"""
+import multiprocessing
+import numbers
+
+import numpy as np
+
+from .._lib.namespace import is_numpy_namespace
+from .._lib.validation import check_int
+
+__all__ = ["Evaluator", "Objective", "make_pool"]
+
+
+class Objective:
+    """``fun(x, *args)`` as a picklable one-argument callable (for worker pools)."""
+
+    def __init__(self, fun, args):
+        self.fun = fun
+        self.args = tuple(args)
+
+    def __call__(self, x):
+        return self.fun(x, *self.args)
+
+
+def make_pool(n):
+    """A ``multiprocessing`` pool of ``n`` workers (``None``: all cores)."""
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods:
+        return multiprocessing.get_context("fork").Pool(n)
+    if multiprocessing.parent_process() is not None:
+        raise RuntimeError(
+            "workers > 1 started a process pool from a worker process: the script that "
+            "calls minimize_cbo needs an `if __name__ == '__main__':` guard on this "
+            "platform (spawn start method)")
+    return multiprocessing.get_context("spawn").Pool(n)
+
+
+def parse_workers(workers):
+    """``workers`` -> (map callable, pool size or None for a user map / serial)."""
+    if workers is None or (isinstance(workers, numbers.Integral) and not
+                           isinstance(workers, bool) and int(workers) == 1):
+        return map, None
+    if callable(workers):
+        return workers, None
+    n = check_int(workers, "workers")
+    if n == 0 or n < -1:
+        raise ValueError(f"workers must be a positive int, -1 (all cores) or a map-like "
+                         f"callable, got {n}")
+    return None, (None if n == -1 else n)
+
+
+class Evaluator:
+    """Evaluates a (K, d) population: vectorized, serially, or through a map-like."""
+
+    def __init__(self, fun, args, vectorized, workers, xp, dtype):
+        self.obj = Objective(fun, args)
+        self.vectorized = vectorized
+        self.xp = xp
+        self.dtype = dtype
+        self.pool = None
+        self.map, n = parse_workers(workers)
+        if self.map is None:
+            self.pool = make_pool(n)
+            self.map = self.pool.map
+        self.parallel = self.map is not map
+        if vectorized and self.parallel:
+            raise ValueError("use either vectorized=True or workers, not both: a vectorized "
+                             "objective is evaluated in one call per step")
+
+    def close(self):
+        if self.pool is not None:
+            self.pool.close()
+            self.pool.join()
+            self.pool = None
+
+    def _vectorized(self, X):
+        xp, K = self.xp, X.shape[0]
+        out = self.obj(X.T)
+        if is_numpy_namespace(xp):
+            out = np.asarray(out, dtype=self.dtype)
+        else:
+            if not hasattr(out, "__array_namespace__"):
+                out = xp.asarray(np.asarray(out, dtype=np.float64).tolist())
+            out = xp.astype(xp.asarray(out), self.dtype)
+        if tuple(out.shape) != (K,):
+            raise ValueError(f"a vectorized fun must map x of shape (d, S) to shape (S,); "
+                             f"got shape {tuple(out.shape)} for S = {K}")
+        return out
+
+    def __call__(self, X):
+        if self.vectorized:
+            return self._vectorized(X)
+        rows = [X[i, :] for i in range(X.shape[0])]
+        results = list(self.map(self.obj, rows))
+        if results and callable(getattr(results[0], "result", None)):
+            client = getattr(results[0], "client", None)
+            if client is not None and hasattr(client, "gather"):
+                results = list(client.gather(results))  # dask futures: one round trip
+            else:
+                results = [r.result() for r in results]
+        try:
+            values = [float(v) for v in results]
+        except (TypeError, ValueError):
+            raise TypeError("fun must return a real scalar (use vectorized=True for an "
+                            "objective that takes the whole population)") from None
+        if is_numpy_namespace(self.xp):
+            return np.asarray(values, dtype=self.dtype)
+        return self.xp.asarray(values, dtype=self.dtype)
