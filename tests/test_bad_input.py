@@ -1,0 +1,431 @@
+"""The bad-input matrix (issue 17): every public entry point x the kinds of bad input.
+
+One row per entry point (a public function, a class constructor, a public method): a
+builder of a small valid call and the category of each argument it tests. The kinds of bad
+input come from the category (categories and rows: ``tests/_bad_input_table.py``). Each
+cell is one test, ``<entry>-<argument>-<kind>``, plus ``<entry>-valid-ok``.
+
+A cell passes when the call raises ``ValueError``/``TypeError`` naming the argument, or
+(where the kind allows it) works and gives a finite, checked result. Any other exception,
+a non-finite answer presented as a success, or a wrong value fails. Cells that fail today
+are listed in ``KNOWN_FAILURES`` (strict xfail): fix the library, then delete the entry.
+"""
+import importlib
+import inspect
+import re
+import warnings
+
+import numpy as np
+import pytest
+from _bad_input_table import (
+    CAST_KINDS,
+    EITHER,
+    EITHER_RUN,
+    JOINT_KINDS,
+    PROPAGATE,
+    RAISE,
+    ROWS,
+    RUN_FAILS,
+    SAME,
+    USER_ERROR,
+    UserObjectiveError,
+    kinds,
+)
+
+# =========================================================================================
+# KNOWN_FAILURES: cells that fail today, "entry-arg-kind": "what happens today".
+# Fix the library, then delete the entry (strict xfail: a fixed cell fails until deleted).
+# The cells failing now, with reasons: PYTHONPATH=. python tests/test_bad_input.py
+# =========================================================================================
+KNOWN_FAILURES = {
+    # --- lse
+    "logsumexp-axis-float": "TypeError not naming it: 'float' object is not iterable",
+    "logsumexp_plain-a-empty": "IndexError: too many indices (SciPy gives -inf)",
+    "softmax-axis-float": "TypeError not naming it: 'float' object is not iterable",
+    "log_softmax-axis-float": "TypeError not naming it: 'float' object is not iterable",
+    "logsumexp_partial-axis-float": "TypeError not naming it: 'float' object cannot be interprete",
+    "logsumexp_merge-maxes-empty": "ValueError not naming it: zero-size array to reduction operat",
+    "logsumexp_merge-maxes-bool": "bool maxes merged in lower precision (rel. error 1e-4)",
+    "logsumexp_merge-sums-empty": "ValueError not naming it: operands could not be broadcast toge",
+    "logsumexp_merge-axis-float": "TypeError not naming it: 'float' object cannot be interpreted ",
+    "safe_logsumexp-b-inf": "NaN arithmetic inside (RuntimeWarning: invalid value encountered in ",
+    "safe_logsumexp-axis-float": "TypeError not naming it: 'float' object is not iterable",
+    "safe_logsumexp-tol-neg": "accepted without error: returns array([1.49854785, 1.65202227, 2.7",
+    "safe_logsumexp-tol-nan": "accepted without error: returns array([1.49854785, 1.65202227, 2.7",
+    "safe_logsumexp-tol-str": "accepted without error: returns array([1.49854785, 1.65202227, 2.7",
+    "minimize_logsumexp-phi-none": "TypeError not naming it: cannot unpack non-iterable NoneType ",
+    "minimize_logsumexp-x0-empty": "ValueError not naming it: operands could not be broadcast tog",
+    "minimize_logsumexp-data-inf": "NaN arithmetic inside (RuntimeWarning: invalid value encounte",
+    "minimize_logsumexp-data-complex": "complex data (complex phi values) accepted: success=True",
+    "minimize_logsumexp-callback-notcallable": "TypeError not naming it: 'float' object is not ca",
+    # --- optimize
+    "minimize-x0-float16": "NotImplementedError: float16",
+    "minimize-callback-notcallable": "TypeError not naming it: 'float' object is not callable",
+    "minimize_safe_kl-fun-none": "TypeError not naming it: cannot unpack non-iterable NoneType ob",
+    "minimize_safe_kl-x0-empty": "ValueError not naming it: operands could not be broadcast toget",
+    "minimize_cbo-x0-float16": "NotImplementedError: float16",
+    "minimize_cbo-callback-notcallable": "TypeError not naming it: 'float' object is not callable",
+    "register_method-name-int": "AttributeError: 'int' object has no attribute 'lower'",
+    "register_method-name-empty": "registers the empty name without error",
+    "register_method-func-notcallable": "registers a non-callable without error",
+    # --- transport
+    "schrodinger_bridge-callback-notcallable": "TypeError not naming it: 'float' object is not ca",
+    "bridge_from_parameters_full-S-singular": "LinAlgError not naming it: Matrix is not positive ",
+    "bures_wasserstein_barycenter-means+covs+weights-empty":
+        "ValueError not naming it: cannot reshape array of size 0 into shape (0)",
+    "bures_wasserstein_distance-m1-nan": "accepted: returns np.float64 holding NaN",
+    "bures_wasserstein_distance-m1-inf": "accepted: returns np.float64 holding inf",
+    "bures_wasserstein_distance-m1-empty": "ValueError not naming it: operands could not be broad",
+    "bures_wasserstein_distance-m1-ndim": "accepted without error: returns array([4.79383688])",
+    "bures_wasserstein_distance-m1-shape": "ValueError not naming it: operands could not be broad",
+    "bures_wasserstein_distance-S1-nan": "LinAlgError not naming it: Eigenvalues did not converge",
+    "bures_wasserstein_distance-S1-inf": "LinAlgError not naming it: Eigenvalues did not converge",
+    "bures_wasserstein_distance-S1-nonsym": "accepted without error: returns np.float64(5.0282612",
+    "bures_wasserstein_distance-S1-nonspd": "accepted without error: returns np.float64(0.0)",
+    "bures_wasserstein_distance-S1-nonsquare": "ValueError not naming it: operands could not be b",
+    "bures_wasserstein_distance-S1-ndim": "accepted without error: returns array([4.79383688])",
+    "bures_wasserstein_distance-m2-nan": "accepted: returns np.float64 holding NaN",
+    "bures_wasserstein_distance-m2-inf": "accepted: returns np.float64 holding inf",
+    "bures_wasserstein_distance-m2-empty": "ValueError not naming it: operands could not be broad",
+    "bures_wasserstein_distance-m2-ndim": "accepted without error: returns array([4.79383688])",
+    "bures_wasserstein_distance-m2-shape": "ValueError not naming it: operands could not be broad",
+    "bures_wasserstein_distance-S2-nan": "LinAlgError not naming it: Eigenvalues did not converge",
+    "bures_wasserstein_distance-S2-inf": "NaN arithmetic inside (RuntimeWarning: invalid value en",
+    "bures_wasserstein_distance-S2-nonsym": "accepted without error: returns np.float64(4.6463700",
+    "bures_wasserstein_distance-S2-nonspd": "accepted without error: returns np.float64(0.0)",
+    "bures_wasserstein_distance-S2-nonsquare": "ValueError not naming it: matmul: Input operand 1",
+    "bures_wasserstein_distance-S2-ndim": "accepted without error: returns array([4.79383688])",
+    "sqrtm_psd-S-nan": "LinAlgError not naming it: Eigenvalues did not converge",
+    "sqrtm_psd-S-inf": "accepted: returns an array holding NaN",
+    # --- transport.benchmark
+    "BenchmarkPair-weights-nan": "ValueError not naming it: log_alpha must be finite; it holds 1 ",
+    "BenchmarkPair-weights-neg": "NaN arithmetic inside (RuntimeWarning: invalid value encountere",
+    "BenchmarkPair-weights-zero": "NaN arithmetic inside (RuntimeWarning: divide by zero encounte",
+    "BenchmarkPair-weights-shape": "ValueError not naming it: operands could not be broadcast tog",
+    "BenchmarkPair-means-nan": "ValueError not naming it: log_alpha must be finite; it holds 1 Na",
+    "BenchmarkPair-means-inf": "ValueError not naming it: log_alpha must be finite; it holds 1 Na",
+    "BenchmarkPair-means-empty": "ValueError not naming it: operands could not be broadcast toget",
+    "BenchmarkPair-means-ndim": "ValueError not naming it: operands could not be broadcast togeth",
+    "BenchmarkPair-means-complex": "accepted with a ComplexWarning: the imaginary part is discard",
+    "BenchmarkPair-means-shape": "ValueError not naming it: operands could not be broadcast toget",
+    "BenchmarkPair-covariances-nan": "ValueError not naming it: log_alpha must be finite; it hold",
+    "BenchmarkPair-covariances-inf": "ValueError not naming it: log_alpha must be finite; it hold",
+    "BenchmarkPair-covariances-nonsym": "accepted without error: returns BenchmarkPair",
+    "BenchmarkPair-covariances-nonspd": "accepted without error: returns BenchmarkPair",
+    "BenchmarkPair-covariances-nonsquare": "LinAlgError not naming it: Last 2 dimensions of the a",
+    "BenchmarkPair-covariances-ndim": "ValueError not naming it: operand has more dimensions than",
+    "BenchmarkPair-covariances-complex": "accepted with a ComplexWarning: the imaginary part is d",
+    "bw2_squared-m1-nan": "accepted: returns np.float64 holding NaN",
+    "bw2_squared-m1-inf": "accepted: returns np.float64 holding inf",
+    "bw2_squared-m1-empty": "ValueError not naming it: operands could not be broadcast together w",
+    "bw2_squared-m1-ndim": "accepted without error: returns array([2.39691844])",
+    "bw2_squared-m1-shape": "ValueError not naming it: operands could not be broadcast together w",
+    "bw2_squared-S1-nan": "LinAlgError not naming it: Eigenvalues did not converge",
+    "bw2_squared-S1-inf": "LinAlgError not naming it: Eigenvalues did not converge",
+    "bw2_squared-S1-nonsym": "accepted without error: returns np.float64(2.5141306140303983)",
+    "bw2_squared-S1-nonspd": "accepted without error: returns np.float64(0.0)",
+    "bw2_squared-S1-nonsquare": "ValueError not naming it: operands could not be broadcast togeth",
+    "bw2_squared-S1-ndim": "accepted without error: returns array([2.39691844])",
+    "bw2_squared-m2-nan": "accepted: returns np.float64 holding NaN",
+    "bw2_squared-m2-inf": "accepted: returns np.float64 holding inf",
+    "bw2_squared-m2-empty": "ValueError not naming it: operands could not be broadcast together w",
+    "bw2_squared-m2-ndim": "accepted without error: returns array([2.39691844])",
+    "bw2_squared-m2-shape": "ValueError not naming it: operands could not be broadcast together w",
+    "bw2_squared-S2-nan": "LinAlgError not naming it: Eigenvalues did not converge",
+    "bw2_squared-S2-inf": "NaN arithmetic inside (RuntimeWarning: invalid value encountered in ma",
+    "bw2_squared-S2-nonsym": "accepted without error: returns np.float64(2.3231850253616266)",
+    "bw2_squared-S2-nonspd": "accepted without error: returns np.float64(0.0)",
+    "bw2_squared-S2-nonsquare": "ValueError not naming it: matmul: Input operand 1 has a mismatch",
+    "bw2_squared-S2-ndim": "accepted without error: returns array([2.39691844])",
+    "bw_uvp-model-none": "AttributeError: 'NoneType' object has no attribute 'sample'",
+    "bw_uvp-model-wrong": "AttributeError: 'numpy.ndarray' object has no attribute 'sample'",
+    "bw_uvp-pair-none": "AttributeError: 'NoneType' object has no attribute 'sample_x0'",
+    "bw_uvp-pair-wrong": "AttributeError: 'numpy.ndarray' object has no attribute 'sample_x0'",
+    "bw_uvp-n_samples-zero": "ValueError not naming it: n must be >= 1, got 0",
+    "bw_uvp-n_samples-neg": "ValueError not naming it: n must be >= 1, got -2",
+    "bw_uvp-n_samples-float": "TypeError not naming it: n must be an integer, got float",
+    "bw_uvp-n_samples-str": "TypeError not naming it: n must be an integer, got str",
+    "cbw_uvp-model-none": "AttributeError: 'NoneType' object has no attribute 'sample'",
+    "cbw_uvp-model-wrong": "AttributeError: 'numpy.ndarray' object has no attribute 'sample'",
+    "cbw_uvp-pair-none": "AttributeError: 'NoneType' object has no attribute 'var_x1'",
+    "cbw_uvp-pair-wrong": "AttributeError: 'numpy.ndarray' object has no attribute 'var_x1'",
+    "cbw_uvp-x-empty": "ValueError not naming it: need at least one array to concatenate",
+    "cbw_uvp-x-complex": "accepted with a ComplexWarning: the imaginary part is discarded",
+    "cbw_uvp-chunk-zero": "accepted without error: returns 10.990508057110455",
+    "cbw_uvp-chunk-neg": "ValueError not naming it: need at least one array to concatenate",
+    "cbw_uvp-chunk-float": "TypeError not naming it: 'float' object cannot be interpreted as an i",
+    "cbw_uvp-chunk-str": "TypeError not naming it: 'str' object cannot be interpreted as an integ",
+    # --- memory
+    "GaussianMemory.retrieve-callback-notcallable": "TypeError not naming it: 'float' object is n",
+    "VectorMemory.retrieve-callback-notcallable": "TypeError not naming it: 'float' object is not",
+    "synthetic_patterns-eig_range-reversed": "ValueError not naming it: high - low < 0",
+    "synthetic_patterns-eig_range-length": "ValueError not naming it: not enough values to unpack",
+    "perturb-means-nan": "accepted: returns a tuple holding NaN",
+    "perturb-means-inf": "accepted: returns a tuple holding inf",
+    "perturb-means-empty": "ValueError not naming it: operands could not be broadcast together wi",
+    "perturb-means-ndim": "ValueError not naming it: too many values to unpack (expected 2)",
+    "perturb-means-complex": "accepted with a ComplexWarning: the imaginary part is discarded",
+    "perturb-means-shape": "ValueError not naming it: operands could not be broadcast together wi",
+    "perturb-covs-nan": "LinAlgError not naming it: Eigenvalues did not converge",
+    "perturb-covs-inf": "NaN arithmetic inside (RuntimeWarning: invalid value encountered in matm",
+    "perturb-covs-nonsym": "accepted without error: returns a tuple",
+    "perturb-covs-nonspd": "NaN arithmetic inside (RuntimeWarning: invalid value encountered in s",
+    "perturb-covs-nonsquare": "ValueError not naming it: operands could not be broadcast together",
+    "perturb-covs-ndim": "ValueError not naming it: operand has more dimensions than subscripts g",
+    "perturb-covs-complex": "accepted with a ComplexWarning: the imaginary part is discarded",
+    "retrieval_rate-memory-none": "AttributeError: 'NoneType' object has no attribute 'means'",
+    "retrieval_rate-memory-wrong": "AttributeError: 'numpy.ndarray' object has no attribute 'mean",
+    "retrieval_rate-result-none": "AttributeError: 'NoneType' object has no attribute 'means'",
+    "retrieval_rate-result-wrong": "AttributeError: 'numpy.ndarray' object has no attribute 'mean",
+    "retrieval_rate-true_index-float": "IndexError: arrays used as indices must be of integer (or",
+    "retrieval_rate-true_index-neg": "IndexError: arrays used as indices must be of integer (or b",
+    "retrieval_rate-true_index-shape": "ValueError not naming it: operands could not be broadcast",
+    # --- dag
+    "learn_dag_cosmo-X-float16": "NotImplementedError: float16",
+    "learn_dag_cosmo-callback-notcallable": "TypeError not naming it: 'float' object is not calla",
+    "learn_dag_dpdag-X-float16": "TypeError not naming it: array type float16 is unsupported in l",
+    "DAGResult.to_networkx-labels-dup": "accepted without error: returns a DiGraph",
+    "auroc-W_score-nan": "accepted without error: returns 0.25",
+    "auroc-W_score-inf": "accepted without error: returns 0.25",
+    "auroc-W_score-complex": "accepted with a ComplexWarning: the imaginary part is discarded",
+    "from_networkx-G-none": "AttributeError: 'NoneType' object has no attribute 'edges'",
+    "from_networkx-G-wrong": "AttributeError: 'numpy.ndarray' object has no attribute 'edges'",
+    "from_networkx-nodelist-dup": "accepted without error: returns an array",
+    "is_dag-B-nan": "accepted without error: returns False",
+    "is_dag-B-nonsquare": "ValueError not naming it: adjacency must be a square matrix, got shape",
+    "is_dag-B-ndim": "ValueError not naming it: adjacency must be a square matrix, got shape (1, ",
+    "topological_order-B-nan": "accepted without error: returns None",
+    "topological_order-B-nonsquare": "ValueError not naming it: adjacency must be a square matrix",
+    "topological_order-B-ndim": "ValueError not naming it: adjacency must be a square matrix, got",
+    "order_mask-order-float": "accepted without error: returns an array",
+    "simulate_data-noise_scale-zero": "accepted without error: returns SEMData",
+    "simulate_data-noise_scale-str": "accepted without error: returns SEMData",
+    "simulate_linear_sem-noise_scale-zero": "accepted without error: returns an array",
+    "simulate_linear_sem-noise_scale-str": "accepted without error: returns an array",
+    "simulate_weights-B-nan": "accepted without error: returns an array",
+    "simulate_weights-B-nonbinary": "accepted without error: returns an array",
+    "simulate_weights-B-cyclic": "accepted without error: returns an array",
+    "to_networkx-W-nan": "accepted without error: returns a DiGraph",
+    "to_networkx-W-inf": "accepted without error: returns a DiGraph",
+    "to_networkx-W-complex": "accepted with a ComplexWarning: the imaginary part is discarded",
+    "to_networkx-threshold-neg": "accepted without error: returns a DiGraph",
+    "to_networkx-threshold-nan": "accepted without error: returns a DiGraph",
+    "to_networkx-labels-dup": "accepted without error: returns a DiGraph",
+    # --- qubo
+    "minimize_qubo-beta_range-reversed": "accepted: success=True, annealing schedule finished",
+    "pareto_front-points-nan": "accepted without error: returns array([ True, True, False])",
+    "pareto_front-points-inf": "accepted without error: returns array([False, True, False])",
+    "pareto_sweep-objectives-nan": "ValueError not naming it: Q must be finite; it holds 1 NaN va",
+    "pareto_sweep-objectives-ndim": "ValueError not naming it: Q must have 2 dimension(s), got sh",
+    "pareto_sweep-weights-zero": "ValueError not naming it: n_weights must be >= 1, got 0",
+    "pareto_sweep-weights-neg": "ValueError not naming it: n_weights must be >= 1, got -2",
+    "qubo_energy-objective-nan": "ValueError not naming it: Q must be finite; it holds 1 NaN valu",
+    "qubo_energy-objective-inf": "ValueError not naming it: Q must be finite; it holds 0 NaN valu",
+    "qubo_energy-objective-nonsquare": "ValueError not naming it: Q must be square (n, n), got sh",
+    "qubo_energy-objective-ndim": "ValueError not naming it: Q must have 2 dimension(s), got shap",
+    "qubo_energy-objective-complex": "TypeError not naming it: Q must be real, got complex dtype ",
+    "qubo_energy-objective-object": "TypeError not naming it: Q must be numeric, got dtype object",
+    "qubo_energy-X-nan": "accepted: returns an array holding NaN",
+    "qubo_energy-X-nonbinary": "accepted without error: returns an array",
+    "qubo_energy-X-shape": "ValueError not naming it: operands could not be broadcast together wi",
+    "scalarize-objectives-nan": "ValueError not naming it: Q must be finite; it holds 1 NaN value",
+    "scalarize-objectives-ndim": "ValueError not naming it: Q must have 2 dimension(s), got shape",
+    "scale_qubos-objectives-nan": "ValueError not naming it: Q must be finite; it holds 1 NaN val",
+    "scale_qubos-objectives-ndim": "ValueError not naming it: Q must have 2 dimension(s), got sha",
+}
+# =========================================================================================
+
+
+def _names_arg(message, names):
+    return any(re.search(r"(?<![A-Za-z0-9_])" + re.escape(n) + r"(?![A-Za-z0-9_])", message)
+               for n in names)
+
+
+def _numbers(res):
+    """The numeric arrays of a result, for finiteness checks and comparisons."""
+    if res is None or isinstance(res, (str, bool, type)) or inspect.ismodule(res):
+        return []
+    if isinstance(res, dict):
+        keys = [k for k in ("x", "fun") if k in res] or [k for k in res if k[:1] != "_"]
+        return [a for k in keys for a in _numbers(res[k])]
+    if isinstance(res, list) or (isinstance(res, tuple) and not hasattr(res, "_fields")):
+        try:
+            arr = np.asarray(res)
+        except (TypeError, ValueError):  # ragged
+            arr = np.asarray(None)
+        if arr.dtype.kind in "biufc":
+            return [arr]
+        return [a for r in res for a in _numbers(r)]
+    if isinstance(res, tuple):  # a named tuple
+        return [a for r in res for a in _numbers(r)]
+    if hasattr(res, "__array__") or isinstance(res, (int, float, complex, np.number)):
+        a = np.asarray(res)
+        return [a.astype(float) if a.dtype == object else a] if a.dtype.kind in "biufcO" else []
+    if hasattr(res, "__dict__"):
+        return [a for k, v in vars(res).items() if k[:1] != "_" for a in _numbers(v)]
+    return []
+
+
+def _finite(arrays):
+    arrays = [np.asarray(a) for a in arrays]
+    return all(np.all(np.isfinite(a)) for a in arrays if a.dtype.kind in "fc")
+
+
+def _same(got, want, rtol):
+    assert len(got) == len(want), f"{len(got)} result arrays, expected {len(want)}"
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g, dtype=complex), np.asarray(w, dtype=complex),
+                                   rtol=rtol, atol=rtol, equal_nan=True)
+
+
+def _cells():
+    out = []
+    for row in ROWS:
+        out.append(pytest.param(row, None, None, id=f"{row.id}-valid-ok"))
+        for arg, category in row.args.items():
+            for kind in kinds(category):
+                if (arg, kind) in row.skip:
+                    continue
+                cid = f"{row.id}-{arg}-{kind}"
+                marks = ([pytest.mark.xfail(strict=True, reason=KNOWN_FAILURES[cid])]
+                         if cid in KNOWN_FAILURES else [])
+                out.append(pytest.param(row, arg, kind, id=cid, marks=marks))
+        for group in row.together:
+            for kind in JOINT_KINDS:
+                cid = f"{row.id}-{'+'.join(group)}-{kind}"
+                marks = ([pytest.mark.xfail(strict=True, reason=KNOWN_FAILURES[cid])]
+                         if cid in KNOWN_FAILURES else [])
+                out.append(pytest.param(row, "+".join(group), kind, id=cid, marks=marks))
+    return out
+
+
+def _check_result(row, arg, kind, expect, kw, res):
+    nums = row.out(res) if row.out else _numbers(res)
+    success = res.get("success") if isinstance(res, dict) else None
+    if callable(expect):  # documented behaviour: the row's own check
+        expect(nums, res, kw)
+        return
+    if expect == SAME:
+        _same(nums, (row.out or _numbers)(row.call(**row.valid())), 1e-9)
+        return
+    if expect == RAISE:
+        pytest.fail(f"no ValueError/TypeError naming {arg!r}; returned {res!r:.300}")
+    if expect == USER_ERROR:
+        pytest.fail("the objective's exception was swallowed")
+    if row.reference is not None and kind is not None:
+        try:
+            want = row.reference(**kw)
+        except (TypeError, ValueError):  # the reference refuses it: finite is the bar
+            want = None
+        if want is not None:
+            _same(nums, want, 1e-2 if kind == "float16" else 1e-6)
+            return
+    if expect == PROPAGATE and kind in ("nan", "inf"):
+        test = np.isnan if kind == "nan" else np.isposinf
+        assert any(np.any(test(a)) for a in nums), f"{kind} did not propagate: {nums}"
+        return
+    if expect in (RUN_FAILS, EITHER_RUN) and success is False:
+        assert isinstance(res.get("message"), str) and res["message"], "no message"
+        return
+    assert expect != RUN_FAILS, f"success={success!r} on a failed run: {res!r:.300}"
+    assert _finite(nums), f"non-finite result: {nums!r:.300}"
+    if row.check is not None:
+        row.check(res, kw)
+    if kind in CAST_KINDS:
+        dtype = np.asarray(row.valid()[arg]).dtype
+        dtype = dtype if dtype.kind in "iu" else np.float64  # indices stay integers
+        as_float = {**kw, arg: np.asarray(kw[arg], dtype=dtype)}
+        rtol = 1e-2 if kind == "float16" else (row.cast_rtol or 1e-9)
+        _same(nums, (row.out or _numbers)(row.call(**as_float)), rtol)
+
+
+@pytest.mark.parametrize("row, arg, kind", _cells())
+def test_bad_input(row, arg, kind):
+    kw = row.valid()
+    expect = EITHER
+    if kind is not None and "+" in arg:  # several arguments changed together
+        mutate, expect = JOINT_KINDS[kind]
+        kw.update({a: mutate(kw[a]) for a in arg.split("+")})
+    elif kind is not None:
+        mutate, expect = kinds(row.args[arg])[kind]
+        expect = row.overrides.get((arg, kind), expect)
+        kw[arg] = mutate(kw[arg])
+    try:
+        with warnings.catch_warnings():
+            # the valid call uses no deprecated spelling; bad ones may meet deprecated paths
+            warnings.simplefilter("error" if kind is None else "ignore", DeprecationWarning)
+            res = row.call(**kw)
+    except UserObjectiveError:
+        assert expect == USER_ERROR, "the objective's own exception escaped"
+        return
+    except (ValueError, TypeError) as exc:
+        assert kind is not None, f"the valid call raised {exc!r}"
+        assert not callable(expect) and expect != SAME, f"documented to work: {exc!r}"
+        assert expect != USER_ERROR, f"the objective's exception became {exc!r}"
+        names = row.names.get(arg, tuple(arg.split("+")))
+        assert _names_arg(str(exc), names), f"message does not name {names}: {exc!r}"
+        return
+    _check_result(row, arg, kind, expect, kw, res)
+
+
+_MODULES = ("solvers.lse", "solvers.optimize", "solvers.transport",
+            "solvers.transport.benchmark", "solvers.memory", "solvers.dag", "solvers.qubo",
+            "solvers")
+
+
+def public_names():
+    """Qualified public callables: each module's ``__all__`` and classes' public methods."""
+    names, seen = set(), set()
+    for modname in _MODULES:
+        mod = importlib.import_module(modname)
+        for name in mod.__all__:
+            obj = getattr(mod, name)
+            if inspect.ismodule(obj) or not callable(obj) or id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            names.add(f"{modname}.{name}")
+            if inspect.isclass(obj):
+                names.update(f"{modname}.{name}.{m}" for m, v in vars(obj).items()
+                             if m[:1] != "_" and inspect.isfunction(v))
+    return names
+
+
+def test_every_public_name_has_a_row():
+    covered = {name for row in ROWS for name in row.covers}
+    missing = public_names() - covered
+    assert not missing, f"public names without a bad-input row: {sorted(missing)}"
+    stale = covered - public_names()
+    assert not stale, f"rows for names that are not public: {sorted(stale)}"
+
+
+def test_known_failures_are_cells():
+    ids = {p.id for p in _cells()}
+    assert not set(KNOWN_FAILURES) - ids, sorted(set(KNOWN_FAILURES) - ids)
+
+
+def _reason(exc):
+    """One line saying what a failing cell does today (for KNOWN_FAILURES)."""
+    text = re.sub(r"\s+", " ", str(getattr(exc, "msg", None) or exc))
+    m = re.match(r"message does not name \(.*?\): (\w+)\((['\"])(.*?)\2?\)?$", text)
+    if m:
+        return f"{m.group(1)} not naming it: {m.group(3)}"
+    m = re.match(r"no ValueError/TypeError naming '\w+'; returned (.*)", text)
+    if m:
+        run = re.search(r"message: (.*?) success: (\w+)", m.group(1))
+        return (f"accepted: success={run.group(2)}, {run.group(1)}" if run else
+                "accepted: returns " + m.group(1))
+    if isinstance(exc, AssertionError):
+        return text
+    return f"{type(exc).__name__}: {text}"
+
+
+if __name__ == "__main__":
+    # PYTHONPATH=. python tests/test_bad_input.py: a fresh KNOWN_FAILURES body, all cells
+    warnings.filterwarnings("error", category=RuntimeWarning, module="solvers.*")
+    for param in _cells():
+        row, arg, kind = param.values
+        try:
+            test_bad_input(row, arg, kind)
+        except (Exception, pytest.fail.Exception) as exc:  # noqa: BLE001 - any failure
+            reason = _reason(exc).replace("\\", "").replace('"', "'")
+            print(f'    "{param.id}":\n        "{reason[:88]}",')
