@@ -55,6 +55,8 @@ def bw2_squared(m1, S1, m2, S2):
     ----------
     m1, m2 : array, shape (..., d)
     S1, S2 : array, shape (..., d, d)
+        As in :func:`~solvers.transport.bures_wasserstein_distance`: finite symmetric
+        positive semi-definite, each mean with the batch shape of its covariance.
 
     Returns
     -------
@@ -66,12 +68,13 @@ def bw2_squared(m1, S1, m2, S2):
     TypeError
         Complex or non-numeric input, or arrays from different array libraries.
     ValueError
-        Shapes that do not broadcast (raised by the underlying array operations).
+        Invalid means or covariances (see
+        :func:`~solvers.transport.bures_wasserstein_distance`); the message names the
+        argument.
 
     Notes
     -----
-    A thin wrapper of :func:`~solvers.transport.bures_wasserstein_distance`: covariances
-    are assumed symmetric positive semi-definite and finite, and are not validated.
+    A thin wrapper of :func:`~solvers.transport.bures_wasserstein_distance`.
 
     References
     ----------
