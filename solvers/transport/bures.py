@@ -423,7 +423,8 @@ def bures_wasserstein_barycenter(means, covs, weights=None, *, cov_init=None, ma
     Raises
     ------
     ValueError
-        Shape mismatch, negative or all-zero weights, non-positive-definite covariances.
+        Shape mismatch, no Gaussian (``N = 0``), negative or all-zero weights,
+        non-positive-definite covariances.
 
     References
     ----------
@@ -451,6 +452,9 @@ def bures_wasserstein_barycenter(means, covs, weights=None, *, cov_init=None, ma
     m, S = _check_gaussians(be.to_device(means), be.to_device(covs), xpc, "",
                             diagonal=diagonal)
     N, d = m.shape
+    if N == 0:
+        raise ValueError("means and covs must hold at least one Gaussian (the barycenter "
+                         "of none is undefined), got N = 0")
     dtype = xpc.result_type(m.dtype, S.dtype)
     if weights is None:
         W = xpc.full((1, N), 1.0 / N, dtype=dtype)
