@@ -420,8 +420,8 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         cannot run here).
     TypeError
         Non-numeric or complex data, a non-integer ``maxiter``/``batch_size``/
-        ``restarts``/``record_every``, or an ``rng`` that is not None, an int or a
-        ``numpy.random.Generator``.
+        ``restarts``/``record_every``, an ``rng`` that is not None, an int or a
+        ``numpy.random.Generator``, or a ``callback`` that is not callable.
 
     References
     ----------

@@ -482,7 +482,8 @@ class GaussianMemory:
             definite, or not diagonal in the patterns' eigenbasis when ``path`` forces a
             fast path); ``maxiter < 0``; ``tol`` negative or not finite.
         TypeError
-            Complex or non-numeric input, non-integer ``maxiter`` or non-real ``tol``.
+            Complex or non-numeric input, non-integer ``maxiter``, non-real ``tol`` or a
+            ``callback`` that is not callable.
 
         References
         ----------

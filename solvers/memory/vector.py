@@ -244,7 +244,8 @@ class VectorMemory:
             ``x`` not 1-D or 2-D, of a dimension other than the patterns', or holding
             NaN/inf; ``maxiter < 0``; ``tol`` negative or not finite.
         TypeError
-            Complex or non-numeric ``x``, non-integer ``maxiter`` or non-real ``tol``.
+            Complex or non-numeric ``x``, non-integer ``maxiter``, non-real ``tol`` or a
+            ``callback`` that is not callable.
 
         References
         ----------

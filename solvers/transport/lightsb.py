@@ -148,6 +148,8 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     ValueError
         ``epsilon <= 0``, ``x0`` and ``x1`` with different dimensions, NaN or inf samples,
         fewer than ``n_components`` samples in ``x1``, or unknown option values.
+    TypeError
+        A ``callback`` that is not callable.
 
     Notes
     -----
