@@ -513,6 +513,9 @@ def _phi(x, batch):
 
 def _scipy_lse(a, axis=None, b=None, keepdims=False, return_sign=False, backend=None):
     with np.errstate(all="ignore"):
+        if np.size(a) == 0 and b is None:
+            # the empty sum is 0, its log -inf (SciPy 1.17 raises IndexError on 2-d empties)
+            return [np.asarray(np.log(np.sum(np.exp(np.asarray(a, float)), axis=axis)))]
         return [np.asarray(scipy.special.logsumexp(a, axis=axis, b=b))]
 
 

@@ -37,47 +37,7 @@ from _bad_input_table import (
 # Fix the library, then delete the entry (strict xfail: a fixed cell fails until deleted).
 # The cells failing now, with reasons: PYTHONPATH=. python tests/test_bad_input.py
 # =========================================================================================
-KNOWN_FAILURES = {
-    # --- lse
-    "logsumexp-axis-float": "TypeError not naming it: 'float' object is not iterable",
-    "logsumexp_plain-a-empty": "IndexError: too many indices (SciPy gives -inf)",
-    "softmax-axis-float": "TypeError not naming it: 'float' object is not iterable",
-    "log_softmax-axis-float": "TypeError not naming it: 'float' object is not iterable",
-    "logsumexp_partial-axis-float": "TypeError not naming it: 'float' object cannot be interprete",
-    "logsumexp_merge-maxes-empty": "ValueError not naming it: zero-size array to reduction operat",
-    "logsumexp_merge-maxes-bool": "bool maxes merged in lower precision (rel. error 1e-4)",
-    "logsumexp_merge-sums-empty": "ValueError not naming it: operands could not be broadcast toge",
-    "logsumexp_merge-axis-float": "TypeError not naming it: 'float' object cannot be interpreted ",
-    "safe_logsumexp-b-inf": "NaN arithmetic inside (RuntimeWarning: invalid value encountered in ",
-    "safe_logsumexp-axis-float": "TypeError not naming it: 'float' object is not iterable",
-    "safe_logsumexp-tol-neg": "accepted without error: returns array([1.49854785, 1.65202227, 2.7",
-    "safe_logsumexp-tol-nan": "accepted without error: returns array([1.49854785, 1.65202227, 2.7",
-    "safe_logsumexp-tol-str": "accepted without error: returns array([1.49854785, 1.65202227, 2.7",
-    "minimize_logsumexp-phi-none": "TypeError not naming it: cannot unpack non-iterable NoneType ",
-    "minimize_logsumexp-x0-empty": "ValueError not naming it: operands could not be broadcast tog",
-    "minimize_logsumexp-data-inf": "NaN arithmetic inside (RuntimeWarning: invalid value encounte",
-    "minimize_logsumexp-data-complex": "complex data (complex phi values) accepted: success=True",
-    "minimize_logsumexp-callback-notcallable": "TypeError not naming it: 'float' object is not ca",
-    # --- optimize
-    "minimize-x0-float16": "NotImplementedError: float16",
-    "minimize-callback-notcallable": "TypeError not naming it: 'float' object is not callable",
-    "minimize_safe_kl-fun-none": "TypeError not naming it: cannot unpack non-iterable NoneType ob",
-    "minimize_safe_kl-x0-empty": "ValueError not naming it: operands could not be broadcast toget",
-    "minimize_cbo-x0-float16": "NotImplementedError: float16",
-    "minimize_cbo-callback-notcallable": "TypeError not naming it: 'float' object is not callable",
-    "register_method-name-int": "AttributeError: 'int' object has no attribute 'lower'",
-    "register_method-name-empty": "registers the empty name without error",
-    "register_method-func-notcallable": "registers a non-callable without error",
-    # --- transport
-    "schrodinger_bridge-callback-notcallable": "TypeError not naming it: 'float' object is not ca",
-    # --- memory
-    "GaussianMemory.retrieve-callback-notcallable": "TypeError not naming it: 'float' object is n",
-    "VectorMemory.retrieve-callback-notcallable": "TypeError not naming it: 'float' object is not",
-    # --- dag
-    "learn_dag_cosmo-X-float16": "NotImplementedError: float16",
-    "learn_dag_cosmo-callback-notcallable": "TypeError not naming it: 'float' object is not calla",
-    "learn_dag_dpdag-X-float16": "TypeError not naming it: array type float16 is unsupported in l",
-}
+KNOWN_FAILURES = {}
 # =========================================================================================
 
 
