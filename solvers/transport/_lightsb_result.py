@@ -484,7 +484,7 @@ def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
     Returns
     -------
     SchrodingerBridgeResult
-        With ``log_alpha`` normalised to log-sum-exp zero, ``nit=0`` and ``fun=nan``.
+        With ``log_alpha`` normalised to log-sum-exp zero, ``nit=0`` and ``fun=None`` (no loss was minimised).
 
     Raises
     ------
@@ -533,7 +533,7 @@ def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
     params = Params(la, r, q, kind)
     res = SchrodingerBridgeResult(
         log_alpha=be.to_input(la), r=be.to_input(r), S=be.to_input(S_matrices(params, xp)),
-        epsilon=epsilon, covariance=kind, fun=math.nan, loss=np.zeros(0), nit=0,
+        epsilon=epsilon, covariance=kind, fun=None, loss=np.zeros(0), nit=0,
         success=True, status=0, message="built from parameters", optimizer=None,
         n_components=r.shape[0], backend=backend, fit_seconds=0.0)
     return res._attach(params)
