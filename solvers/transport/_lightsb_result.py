@@ -484,7 +484,8 @@ def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
     Returns
     -------
     SchrodingerBridgeResult
-        With ``log_alpha`` normalised to log-sum-exp zero, ``nit=0`` and ``fun=None`` (no loss was minimised).
+        With ``log_alpha`` normalised to log-sum-exp zero, ``nit=0`` and ``fun=None`` (no
+        loss was minimised).
 
     Raises
     ------
