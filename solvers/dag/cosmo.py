@@ -316,7 +316,7 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
                 lr=None, optimizer="adam", init="variance", refine=True, restarts=1,
                 refine_rounds=50, refine_time_limit=None, max_parents=None, rng=None,
                 callback=None, progress=False, backend="auto", record_every=50,
-                noise_variance="auto", mechanism="linear", workers=None):
+                noise_variance="auto", mechanism="auto", workers=None):
     r"""Learn a linear DAG with COSMO (smooth acyclic orientations), optionally refined.
 
     Parameters
@@ -347,8 +347,11 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         column; only the Markov equivalence class is identified (see ``cpdag``).
         ``"auto"`` (default) runs both and keeps the lower BIC (equal variances are the
         nested special case, so BIC picks them only when the data support them).
-    mechanism : {"linear", "additive"}
-        ``"linear"``: the linear SEM. ``"additive"``: each node a sum of smooth
+    mechanism : {"auto", "linear", "additive"}
+        ``"auto"`` (default): the linear model, then the additive one when it has the
+        lower BIC (variance parameters counted; additive nests linear), see
+        :mod:`solvers.dag._mechanism`; ``result.mechanism`` says which was kept and
+        ``result.bic["additive"]`` its score. ``"linear"``: the linear SEM. ``"additive"``: each node a sum of smooth
         functions of its parents (CAM-style cubic splines with a ridge penalty, parents
         chosen by the additive BIC, see :mod:`solvers.dag.additive`); the order is searched
         with the same additive score, started from the linear results and a greedy
@@ -484,7 +487,7 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
 
     noise_variance = check_choice(noise_variance, ("auto", "equal", "nonequal"),
                                   "noise_variance")
-    mechanism = check_choice(mechanism, ("linear", "additive", "mlp"), "mechanism")
+    mechanism = check_choice(mechanism, ("auto", "linear", "additive", "mlp"), "mechanism")
     if mechanism == "mlp":
         raise ValueError("mechanism='mlp' is DP-DAG's: use learn_dag(X, method='dpdag', "
                          "mechanism='mlp'), or mechanism='additive' here")
@@ -502,7 +505,8 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
     if noise_variance in ("auto", "equal"):
         runs["equal"] = _run_restarts(Xc, C, C_host, n, init, restarts, "equal", train,
                                       search)
-    if noise_variance in ("auto", "nonequal") and not _stopped(runs):
+    if noise_variance in ("auto", "nonequal") and not _stopped(runs) \
+            and not _equal_decisive(runs, C_host, n, noise_variance):
         # train on standardized columns (the equal-variance loss is then scale-free too)
         sd = xp.sqrt(xp.linalg.diagonal(C))
         extra = [runs["equal"][0]["order"]] if "equal" in runs else []
@@ -523,14 +527,16 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
     chosen = min(bics, key=bics.get)
     best, nit_total, (success, status, message) = runs[chosen]
     nit_total = sum(r[1] for r in runs.values())
-    if mechanism == "additive":
-        from .additive import additive_search
+    if mechanism != "linear":
+        from ._mechanism import choose_mechanism
 
-        order_a, W_a, score_a = additive_search(
-            np.asarray(to_host(X), dtype=np.float64), [r[0]["order"] for r in runs.values()],
-            max_parents=max_parents, max_rounds=refine_rounds, time_limit=refine_time_limit)
-        best = dict(best, W=W_a, order=order_a, score=score_a)
-        chosen = "nonequal"
+        best, mechanism = choose_mechanism(
+            np.asarray(to_host(X), dtype=np.float64), C_host, n, best, bics,
+            [r[0]["order"] for r in runs.values()], mechanism=mechanism,
+            max_parents=max_parents, max_rounds=refine_rounds,
+            time_limit=refine_time_limit)
+        if mechanism == "additive":
+            chosen = "nonequal"
     W = best["W"]
     if _is_host_numpy(xp_in):
         W_out = W.astype(X.dtype)
@@ -567,6 +573,17 @@ def _restarts(X, options, start):
 
 def _restart_job(X, options):
     return learn_cosmo(X, **options)
+
+
+def _equal_decisive(runs, C_host, n, noise_variance):
+    """Skip the non-equal search (``"auto"``) when the equal-variance graph already has a
+    lower BIC with one variance than the same graph with one variance per node: its
+    residual variances are then equal up to noise, the equal model's assumption holds and
+    identifies the DAG, and the non-equal search (the slower one) cannot win."""
+    if noise_variance != "auto" or "equal" not in runs:
+        return False
+    W = runs["equal"][0]["W"]
+    return model_bic(C_host, n, W, "equal") < model_bic(C_host, n, W, "nonequal")
 
 
 def _stopped(runs):
