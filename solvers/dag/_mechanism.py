@@ -12,15 +12,16 @@ variance parameters counted,
 with :math:`\mathrm{rss}^{\mathrm{std}}_j` the residual variance of the standardized
 column (:mod:`solvers.dag.additive`), against the linear model's BIC (equal or non-equal
 variances, :func:`solvers.dag.refine.model_bic`). The additive search is the expensive
-step, so it runs only when the additive fit *on the learned linear order* already beats
-the linear BIC (a gate costing one parent selection per node); the search then starts
-from that order too, and the additive graph is kept only if its BIC is lower still.
+step, so it runs only when the additive fit on the learned linear order or on CAM's
+greedy order (:func:`~solvers.dag.additive.greedy_order`) already beats the linear BIC (a
+gate costing the greedy pass and one parent selection per node); the search then starts
+from those orders, and the additive graph is kept only if its BIC is lower still.
 """
 import math
 
 import numpy as np
 
-from .additive import _AdditiveModel, _AdditiveState, additive_search
+from .additive import _AdditiveModel, _AdditiveState, additive_search, greedy_order
 
 __all__ = ["choose_mechanism"]
 
@@ -59,14 +60,16 @@ def choose_mechanism(X_host, C_host, n, best, bics, starts, *, mechanism, max_pa
     mp = d - 1 if max_parents is None else int(max_parents)
     if mechanism == "auto":
         model = _AdditiveModel(X_host, int(n_basis), float(ridge))
-        gate = _to_raw_units(_AdditiveState(model, best["order"], mp).score, var, n)
+        starts = [greedy_order(model, mp), best["order"]] + list(starts)
+        gate = min(_to_raw_units(_AdditiveState(model, o, mp).score, var, n)
+                   for o in starts[:2])
         bics["additive"] = gate
         if gate >= min(v for k, v in bics.items() if k != "additive"):
             return best, "linear"
-        starts = [best["order"]] + list(starts)
     order_a, W_a, score_a = additive_search(X_host, starts, n_basis=n_basis, ridge=ridge,
                                             max_parents=max_parents, max_rounds=max_rounds,
-                                            time_limit=time_limit)
+                                            time_limit=time_limit,
+                                            greedy=mechanism != "auto")
     bic_a = _to_raw_units(score_a, var, n)
     if mechanism == "auto":
         bics["additive"] = min(bic_a, bics["additive"])

@@ -182,7 +182,7 @@ def greedy_order(model, max_parents):
 
 
 def additive_search(X, orders, *, n_basis=4, ridge=1e-3, max_parents=None, max_rounds=50,
-                    time_limit=None):
+                    time_limit=None, greedy=True):
     """Best additive DAG over local order moves started from each of ``orders``.
 
     Parameters
@@ -198,6 +198,9 @@ def additive_search(X, orders, *, n_basis=4, ridge=1e-3, max_parents=None, max_r
         Ridge penalty on the spline coefficients (Gram scaled by ``1/n``).
     max_parents, max_rounds, time_limit
         As in :func:`solvers.dag.refine.refine_order`.
+    greedy : bool
+        Also start from :func:`greedy_order` (first); ``False`` when the caller already
+        passes it in ``orders``.
 
     Returns
     -------
@@ -212,7 +215,8 @@ def additive_search(X, orders, *, n_basis=4, ridge=1e-3, max_parents=None, max_r
     d = model.d
     mp = d - 1 if max_parents is None else int(max_parents)
     best = None
-    for order in [greedy_order(model, mp)] + list(orders):
+    starts = ([greedy_order(model, mp)] if greedy else []) + list(orders)
+    for order in starts:
         state = _search(_AdditiveState(model, order, mp), max_rounds, time_limit)
         if best is None or state.score < best.score:
             best = state
