@@ -23,12 +23,27 @@ import numpy as np
 
 from .additive import _AdditiveModel, _AdditiveState, additive_search, greedy_order
 
-__all__ = ["choose_mechanism"]
+__all__ = ["choose_mechanism", "greedy_start"]
+
+# above this many nodes the gate screens each node's parent candidates down to this many
+# (by single-parent fit); the search itself is never screened
+_SCREEN = 20
 
 
 def _to_raw_units(score_std, var, n):
     """Additive BIC per sample on standardized columns -> raw units, variances counted."""
     return float(score_std + 0.5 * np.log(var).sum() + var.size * math.log(n) / (2 * n))
+
+
+def greedy_start(X_host, max_parents=None, n_basis=4, ridge=1e-5):
+    """CAM's greedy order (:func:`~solvers.dag.additive.greedy_order`, candidates screened
+    above ``_SCREEN`` nodes): a start for the linear equal-variance search when
+    ``noise_variance="auto"`` skips the non-equal one (whose order was that start)."""
+    model = _AdditiveModel(X_host, int(n_basis), float(ridge))
+    d = model.d
+    if d > _SCREEN:
+        model.screen_parents(_SCREEN)
+    return greedy_order(model, d - 1 if max_parents is None else int(max_parents))
 
 
 def choose_mechanism(X_host, C_host, n, best, bics, starts, *, mechanism, max_parents,
@@ -60,6 +75,8 @@ def choose_mechanism(X_host, C_host, n, best, bics, starts, *, mechanism, max_pa
     mp = d - 1 if max_parents is None else int(max_parents)
     if mechanism == "auto":
         model = _AdditiveModel(X_host, int(n_basis), float(ridge))
+        if d > _SCREEN:
+            model.screen_parents(_SCREEN)
         starts = [greedy_order(model, mp), best["order"]] + list(starts)
         gate = min(_to_raw_units(_AdditiveState(model, o, mp).score, var, n)
                    for o in starts[:2])

@@ -513,16 +513,15 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         runs["nonequal"] = _run_restarts(Xc / sd, C / (sd[:, None] * sd[None, :]), C_host,
                                          n, init, restarts, "nonequal", train, search,
                                          extra_orders=extra)
+    if noise_variance == "auto" and len(runs) == 1 and refine and not _stopped(runs):
+        from ._mechanism import greedy_start
+
+        _better_start(runs, "equal", C_host, n, search,
+                      greedy_start(np.asarray(to_host(X), dtype=np.float64), max_parents))
     if len(runs) == 2 and refine:
         # and the non-equal order as one more start for the equal-variance search, so
         # the two models are compared at their best graphs found from the same starts
-        best_eq = runs["equal"][0]
-        cand = _candidate(C_host, n, None, runs["nonequal"][0]["order"], None, [],
-                          noise="equal", **search)
-        if cand["score"] < best_eq["score"]:
-            cand.update(p=best_eq["p"], W_cosmo=best_eq["W_cosmo"], loss=best_eq["loss"],
-                        history=best_eq["history"])
-            runs["equal"] = (cand,) + tuple(runs["equal"][1:])
+        _better_start(runs, "equal", C_host, n, search, runs["nonequal"][0]["order"])
     bics = {k: model_bic(C_host, n, r[0]["W"], k) for k, r in runs.items()}
     chosen = min(bics, key=bics.get)
     best, nit_total, (success, status, message) = runs[chosen]
@@ -573,6 +572,16 @@ def _restarts(X, options, start):
 
 def _restart_job(X, options):
     return learn_cosmo(X, **options)
+
+
+def _better_start(runs, noise, C_host, n, search, order):
+    """Refine ``order`` with the ``noise`` score; keep it when it beats ``runs[noise]``."""
+    best = runs[noise][0]
+    cand = _candidate(C_host, n, None, order, None, [], noise=noise, **search)
+    if cand["score"] < best["score"]:
+        cand.update(p=best["p"], W_cosmo=best["W_cosmo"], loss=best["loss"],
+                    history=best["history"])
+        runs[noise] = (cand,) + tuple(runs[noise][1:])
 
 
 def _equal_decisive(runs, C_host, n, noise_variance):
