@@ -346,8 +346,11 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         node, :math:`\tfrac12\sum_j \log \mathrm{rss}_j + |E| \log n / (2n)`; training
         runs on standardized columns and the result does not depend on the scale of any
         column; only the Markov equivalence class is identified (see ``cpdag``).
-        ``"auto"`` (default) runs both and keeps the lower BIC (equal variances are the
-        nested special case, so BIC picks them only when the data support them).
+        ``"auto"`` (default) fits equal variances first and keeps them, skipping the
+        non-equal search, when that graph has the lower BIC with one variance than with
+        one per node (its residual variances are equal up to noise); the equal search
+        then also starts from CAM's greedy order. Otherwise it runs both and keeps the
+        lower BIC (equal variances are the nested special case).
     mechanism : {"auto", "linear", "additive"}
         ``"auto"`` (default): the linear model, then the additive one when it has the
         lower BIC (variance parameters counted; additive nests linear), see
