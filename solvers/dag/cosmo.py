@@ -354,11 +354,12 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
     mechanism : {"auto", "linear", "additive"}
         ``"auto"`` (default): the linear model, then the additive one when it has the
         lower BIC (variance parameters counted; additive nests linear), see
-        :mod:`solvers.dag._mechanism`; ``result.mechanism`` says which was kept and
-        ``result.bic["additive"]`` its score. ``"linear"``: the linear SEM. ``"additive"``: each node a sum of smooth
-        functions of its parents (CAM-style cubic splines with a ridge penalty, parents
-        chosen by the additive BIC, see :mod:`solvers.dag.additive`); the order is searched
-        with the same additive score, started from the linear results and a greedy
+        the guide page "Which assumptions, which method"; ``result.mechanism`` says
+        which was kept and ``result.bic["additive"]`` its score. ``"linear"``: the
+        linear SEM. ``"additive"``: each node a sum of smooth functions of its parents
+        (CAM-style cubic splines with a ridge penalty, parents chosen by the additive
+        BIC, see :mod:`solvers.dag.additive`); the order is searched with the same
+        additive score, started from the linear results and a greedy
         edge-addition start. ``W`` then holds edge strengths (the standard deviation of
         each fitted component on standardized data) and the DAG is identified.
     maxiter : int, optional
