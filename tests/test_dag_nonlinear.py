@@ -152,3 +152,11 @@ def test_mlp_support_keeps_only_parents_that_predict_held_out_rows():
     cfg = {"w_l2": 0.0}
     A = _mlp_support(model, [0, 1, 2], mech, X[:300], X[300:], cfg, xp)
     np.testing.assert_array_equal(A, [[0, 0, 1], [0, 0, 0], [0, 0, 0]])
+
+
+def test_auto_mechanism_without_refinement_returns_the_linear_graph():
+    X = simulate_data(d=6, n=400, k=1, rng=43, sem_type="gp-add", standardize=True).X
+    res = learn_dag(X, rng=0, refine=False, maxiter=300)
+    lin = learn_dag(X, rng=0, refine=False, maxiter=300, mechanism="linear")
+    assert res.mechanism == "linear" and "additive" not in res.bic
+    assert np.array_equal(res.adjacency, lin.adjacency)

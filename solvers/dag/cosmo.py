@@ -355,7 +355,8 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         ``"auto"`` (default): the linear model, then the additive one when it has the
         lower BIC (variance parameters counted; additive nests linear), see
         the guide page "Which assumptions, which method"; ``result.mechanism`` says
-        which was kept and ``result.bic["additive"]`` its score. ``"linear"``: the
+        which was kept and ``result.bic["additive"]`` its score (with
+        ``refine=False`` the paper's linear graph is returned). ``"linear"``: the
         linear SEM. ``"additive"``: each node a sum of smooth functions of its parents
         (CAM-style cubic splines with a ridge penalty, parents chosen by the additive
         BIC, see :mod:`solvers.dag.additive`); the order is searched with the same
@@ -532,7 +533,7 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
     chosen = min(bics, key=bics.get)
     best, nit_total, (success, status, message) = runs[chosen]
     nit_total = sum(r[1] for r in runs.values())
-    if mechanism != "linear":
+    if mechanism == "additive" or (mechanism == "auto" and refine):
         from ._mechanism import choose_mechanism
 
         best, mechanism = choose_mechanism(
@@ -542,6 +543,7 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
             time_limit=refine_time_limit)
         if mechanism == "additive":
             chosen = "nonequal"
+    mechanism = "linear" if mechanism == "auto" else mechanism
     W = best["W"]
     if _is_host_numpy(xp_in):
         W_out = W.astype(X.dtype)
