@@ -83,11 +83,33 @@ def test_additive_recovers_nonlinear_graphs():
         res = learn_dag(X, rng=0, mechanism="additive")
         assert res.is_dag() and res.identified and res.mechanism == "additive"
         shds.append(count_accuracy(B, res.adjacency)["shd"])
-        lin = learn_dag(X, rng=0)
+        lin = learn_dag(X, rng=0, mechanism="linear")
         shds.append(-count_accuracy(B, lin.adjacency)["shd"])
     ours, linear = shds[0::2], [-s for s in shds[1::2]]
     # the empty graph scores 16; the additive model must beat it and the linear model
     assert np.mean(ours) <= 4 and np.mean(ours) < np.mean(linear)
+
+
+def test_auto_mechanism_picks_additive_on_additive_and_linear_on_linear_data():
+    # mechanism="auto" (default): BIC between linear and additive (which nests it);
+    # seeds other than the tuning and benchmark ones
+    for seed in (41, 42):
+        for sem in ("additive", "gp-add"):
+            X, W, B = simulate_data(d=8, n=800, k=2, rng=seed, sem_type=sem,
+                                    standardize=True)
+            res = learn_dag(X, rng=0)
+            add = learn_dag(X, rng=0, mechanism="additive")
+            assert res.mechanism == "additive" and res.identified
+            assert res.bic["additive"] < min(res.bic["equal"], res.bic["nonequal"])
+            assert np.array_equal(res.adjacency, add.adjacency)
+        for std in (False, True):
+            X, W, B = simulate_data(d=8, n=800, k=2, rng=seed, standardize=std)
+            res = learn_dag(X, rng=0)
+            lin = learn_dag(X, rng=0, mechanism="linear")
+            assert res.mechanism == "linear"
+            assert res.bic["additive"] > min(v for k, v in res.bic.items() if k != "additive")
+            assert np.array_equal(res.adjacency, lin.adjacency)
+            assert res.noise_variance == ("nonequal" if std else "equal")
 
 
 def test_greedy_order_is_a_permutation_and_search_returns_dag():
@@ -130,3 +152,11 @@ def test_mlp_support_keeps_only_parents_that_predict_held_out_rows():
     cfg = {"w_l2": 0.0}
     A = _mlp_support(model, [0, 1, 2], mech, X[:300], X[300:], cfg, xp)
     np.testing.assert_array_equal(A, [[0, 0, 1], [0, 0, 0], [0, 0, 0]])
+
+
+def test_auto_mechanism_without_refinement_returns_the_linear_graph():
+    X = simulate_data(d=6, n=400, k=1, rng=43, sem_type="gp-add", standardize=True).X
+    res = learn_dag(X, rng=0, refine=False, maxiter=300)
+    lin = learn_dag(X, rng=0, refine=False, maxiter=300, mechanism="linear")
+    assert res.mechanism == "linear" and "additive" not in res.bic
+    assert np.array_equal(res.adjacency, lin.adjacency)

@@ -102,7 +102,9 @@ def run_dagma_mlp(X):
 
 METHODS = {
     "cosmo": lambda X: learn_dag(X, method="cosmo", rng=0).adjacency,
-    "cosmo-nonequal": lambda X: learn_dag(X, method="cosmo", rng=0,
+    "cosmo-linear": lambda X: learn_dag(X, method="cosmo", rng=0,
+                                        mechanism="linear").adjacency,
+    "cosmo-nonequal": lambda X: learn_dag(X, method="cosmo", rng=0, mechanism="linear",
                                           noise_variance="nonequal").adjacency,
     "cosmo-additive": lambda X: learn_dag(X, method="cosmo", rng=0,
                                           mechanism="additive").adjacency,

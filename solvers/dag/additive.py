@@ -75,6 +75,28 @@ class _AdditiveModel:
         self.Gy = Phi.T @ Xs / n
         self.ridge = ridge
         self.idx = [np.arange(i * n_basis, (i + 1) * n_basis) for i in range(d)]
+        self.screen = None      # optional per-node candidate sets (see screen_parents)
+
+    def pair_rss(self):
+        """``R[i, j]``: residual variance of node ``j`` on the single parent ``i``
+        (all pairs at once: one ``q x q`` inverse per parent)."""
+        q, d = self.q, self.d
+        R = np.ones((d, d))
+        for i in range(d):
+            A = self.G[np.ix_(self.idx[i], self.idx[i])]
+            g = self.Gy[self.idx[i], :]                           # (q, d)
+            beta = np.linalg.solve(A + self.ridge * np.eye(q), g)
+            R[i] = 1.0 - 2.0 * np.einsum("kj,kj->j", beta, g) \
+                + np.einsum("kj,kj->j", beta, A @ beta)
+        np.fill_diagonal(R, 1.0)
+        return np.maximum(R, 1e-12)
+
+    def screen_parents(self, k):
+        """Restrict every node's parent candidates to the ``k`` with the largest
+        single-parent fit (CAM's preliminary neighbourhood selection, here a cheap
+        screen used by the ``mechanism="auto"`` gate when ``d`` is large)."""
+        R = self.pair_rss()
+        self.screen = [set(np.argsort(R[:, j])[:k].tolist()) - {j} for j in range(self.d)]
 
     def rss(self, y, groups):
         """Residual variance (standardized ``y``) and coefficients of the ridge fit."""
@@ -90,7 +112,8 @@ class _AdditiveModel:
         """Forward selection of parent groups by node BIC, then backward pruning."""
         pen = self.q * math.log(self.n)
         sel, (rss, _) = [], self.rss(y, [])
-        cand = [int(c) for c in cand]
+        cand = [int(c) for c in cand
+                if self.screen is None or int(c) in self.screen[y]]
         while len(sel) < max_parents:
             best, best_rss = None, rss
             for c in cand:
@@ -159,11 +182,11 @@ def greedy_order(model, max_parents):
     parents = [[] for _ in range(d)]
     rss = np.ones(d)
     reach = np.eye(d, dtype=bool)           # reach[i, j]: a directed path i ~> j
-    gain = np.full((d, d), -np.inf)
-    for j in range(d):
-        for i in range(d):
-            if i != j:
-                gain[i, j] = n * math.log(rss[j] / model.rss(j, [i])[0])
+    gain = -n * np.log(model.pair_rss())
+    np.fill_diagonal(gain, -np.inf)
+    if model.screen is not None:
+        for j in range(d):
+            gain[[i for i in range(d) if i not in model.screen[j]], j] = -np.inf
     while True:
         ok = ~reach.T & (gain > pen)        # i -> j allowed unless j ~> i
         if not ok.any():
@@ -173,8 +196,10 @@ def greedy_order(model, max_parents):
         rss[j] = model.rss(j, parents[j])[0]
         reach |= np.outer(reach[:, i], reach[j, :])
         for k in range(d):
-            gain[k, j] = -np.inf if (k == j or k in parents[j] or len(parents[j]) >= max_parents) \
-                else n * math.log(rss[j] / model.rss(j, parents[j] + [k])[0])
+            skip = (k == j or k in parents[j] or len(parents[j]) >= max_parents
+                    or (model.screen is not None and k not in model.screen[j]))
+            gain[k, j] = -np.inf if skip else \
+                n * math.log(rss[j] / model.rss(j, parents[j] + [k])[0])
     B = np.zeros((d, d), dtype=bool)
     for j, P in enumerate(parents):
         B[P, j] = True
@@ -182,7 +207,7 @@ def greedy_order(model, max_parents):
 
 
 def additive_search(X, orders, *, n_basis=4, ridge=1e-3, max_parents=None, max_rounds=50,
-                    time_limit=None):
+                    time_limit=None, greedy=True):
     """Best additive DAG over local order moves started from each of ``orders``.
 
     Parameters
@@ -198,6 +223,9 @@ def additive_search(X, orders, *, n_basis=4, ridge=1e-3, max_parents=None, max_r
         Ridge penalty on the spline coefficients (Gram scaled by ``1/n``).
     max_parents, max_rounds, time_limit
         As in :func:`solvers.dag.refine.refine_order`.
+    greedy : bool
+        Also start from :func:`greedy_order` (first); ``False`` when the caller already
+        passes it in ``orders``.
 
     Returns
     -------
@@ -212,7 +240,8 @@ def additive_search(X, orders, *, n_basis=4, ridge=1e-3, max_parents=None, max_r
     d = model.d
     mp = d - 1 if max_parents is None else int(max_parents)
     best = None
-    for order in [greedy_order(model, mp)] + list(orders):
+    starts = ([greedy_order(model, mp)] if greedy else []) + list(orders)
+    for order in starts:
         state = _search(_AdditiveState(model, order, mp), max_rounds, time_limit)
         if best is None or state.score < best.score:
             best = state

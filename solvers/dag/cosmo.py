@@ -317,7 +317,7 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
                 lr=None, optimizer="adam", init="variance", refine=True, restarts=1,
                 refine_rounds=50, refine_time_limit=None, max_parents=None, rng=None,
                 callback=None, progress=False, backend="auto", record_every=50,
-                noise_variance="auto", mechanism="linear", workers=None):
+                noise_variance="auto", mechanism="auto", workers=None):
     r"""Learn a linear DAG with COSMO (smooth acyclic orientations), optionally refined.
 
     Parameters
@@ -346,13 +346,21 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         node, :math:`\tfrac12\sum_j \log \mathrm{rss}_j + |E| \log n / (2n)`; training
         runs on standardized columns and the result does not depend on the scale of any
         column; only the Markov equivalence class is identified (see ``cpdag``).
-        ``"auto"`` (default) runs both and keeps the lower BIC (equal variances are the
-        nested special case, so BIC picks them only when the data support them).
-    mechanism : {"linear", "additive"}
-        ``"linear"``: the linear SEM. ``"additive"``: each node a sum of smooth
-        functions of its parents (CAM-style cubic splines with a ridge penalty, parents
-        chosen by the additive BIC, see :mod:`solvers.dag.additive`); the order is searched
-        with the same additive score, started from the linear results and a greedy
+        ``"auto"`` (default) fits equal variances first and keeps them, skipping the
+        non-equal search, when that graph has the lower BIC with one variance than with
+        one per node (its residual variances are equal up to noise); the equal search
+        then also starts from CAM's greedy order. Otherwise it runs both and keeps the
+        lower BIC (equal variances are the nested special case).
+    mechanism : {"auto", "linear", "additive"}
+        ``"auto"`` (default): the linear model, then the additive one when it has the
+        lower BIC (variance parameters counted; additive nests linear), see
+        the guide page "Which assumptions, which method"; ``result.mechanism`` says
+        which was kept and ``result.bic["additive"]`` its score (with
+        ``refine=False`` the paper's linear graph is returned). ``"linear"``: the
+        linear SEM. ``"additive"``: each node a sum of smooth functions of its parents
+        (CAM-style cubic splines with a ridge penalty, parents chosen by the additive
+        BIC, see :mod:`solvers.dag.additive`); the order is searched with the same
+        additive score, started from the linear results and a greedy
         edge-addition start. ``W`` then holds edge strengths (the standard deviation of
         each fitted component on standardized data) and the DAG is identified.
     maxiter : int, optional
@@ -486,7 +494,7 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
 
     noise_variance = check_choice(noise_variance, ("auto", "equal", "nonequal"),
                                   "noise_variance")
-    mechanism = check_choice(mechanism, ("linear", "additive", "mlp"), "mechanism")
+    mechanism = check_choice(mechanism, ("auto", "linear", "additive", "mlp"), "mechanism")
     if mechanism == "mlp":
         raise ValueError("mechanism='mlp' is DP-DAG's: use learn_dag(X, method='dpdag', "
                          "mechanism='mlp'), or mechanism='additive' here")
@@ -504,35 +512,38 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
     if noise_variance in ("auto", "equal"):
         runs["equal"] = _run_restarts(Xc, C, C_host, n, init, restarts, "equal", train,
                                       search)
-    if noise_variance in ("auto", "nonequal") and not _stopped(runs):
+    if noise_variance in ("auto", "nonequal") and not _stopped(runs) \
+            and not _equal_decisive(runs, C_host, n, noise_variance):
         # train on standardized columns (the equal-variance loss is then scale-free too)
         sd = xp.sqrt(xp.linalg.diagonal(C))
         extra = [runs["equal"][0]["order"]] if "equal" in runs else []
         runs["nonequal"] = _run_restarts(Xc / sd, C / (sd[:, None] * sd[None, :]), C_host,
                                          n, init, restarts, "nonequal", train, search,
                                          extra_orders=extra)
+    if noise_variance == "auto" and len(runs) == 1 and refine and not _stopped(runs):
+        from ._mechanism import greedy_start
+
+        _better_start(runs, "equal", C_host, n, search,
+                      greedy_start(np.asarray(to_host(X), dtype=np.float64), max_parents))
     if len(runs) == 2 and refine:
         # and the non-equal order as one more start for the equal-variance search, so
         # the two models are compared at their best graphs found from the same starts
-        best_eq = runs["equal"][0]
-        cand = _candidate(C_host, n, None, runs["nonequal"][0]["order"], None, [],
-                          noise="equal", **search)
-        if cand["score"] < best_eq["score"]:
-            cand.update(p=best_eq["p"], W_cosmo=best_eq["W_cosmo"], loss=best_eq["loss"],
-                        history=best_eq["history"])
-            runs["equal"] = (cand,) + tuple(runs["equal"][1:])
+        _better_start(runs, "equal", C_host, n, search, runs["nonequal"][0]["order"])
     bics = {k: model_bic(C_host, n, r[0]["W"], k) for k, r in runs.items()}
     chosen = min(bics, key=bics.get)
     best, nit_total, (success, status, message) = runs[chosen]
     nit_total = sum(r[1] for r in runs.values())
-    if mechanism == "additive":
-        from .additive import additive_search
+    if mechanism == "additive" or (mechanism == "auto" and refine):
+        from ._mechanism import choose_mechanism
 
-        order_a, W_a, score_a = additive_search(
-            np.asarray(to_host(X), dtype=np.float64), [r[0]["order"] for r in runs.values()],
-            max_parents=max_parents, max_rounds=refine_rounds, time_limit=refine_time_limit)
-        best = dict(best, W=W_a, order=order_a, score=score_a)
-        chosen = "nonequal"
+        best, mechanism = choose_mechanism(
+            np.asarray(to_host(X), dtype=np.float64), C_host, n, best, bics,
+            [r[0]["order"] for r in runs.values()], mechanism=mechanism,
+            max_parents=max_parents, max_rounds=refine_rounds,
+            time_limit=refine_time_limit)
+        if mechanism == "additive":
+            chosen = "nonequal"
+    mechanism = "linear" if mechanism == "auto" else mechanism
     W = best["W"]
     if _is_host_numpy(xp_in):
         W_out = W.astype(X.dtype)
@@ -569,6 +580,27 @@ def _restarts(X, options, start):
 
 def _restart_job(X, options):
     return learn_cosmo(X, **options)
+
+
+def _better_start(runs, noise, C_host, n, search, order):
+    """Refine ``order`` with the ``noise`` score; keep it when it beats ``runs[noise]``."""
+    best = runs[noise][0]
+    cand = _candidate(C_host, n, None, order, None, [], noise=noise, **search)
+    if cand["score"] < best["score"]:
+        cand.update(p=best["p"], W_cosmo=best["W_cosmo"], loss=best["loss"],
+                    history=best["history"])
+        runs[noise] = (cand,) + tuple(runs[noise][1:])
+
+
+def _equal_decisive(runs, C_host, n, noise_variance):
+    """Skip the non-equal search (``"auto"``) when the equal-variance graph already has a
+    lower BIC with one variance than the same graph with one variance per node: its
+    residual variances are then equal up to noise, the equal model's assumption holds and
+    identifies the DAG, and the non-equal search (the slower one) cannot win."""
+    if noise_variance != "auto" or "equal" not in runs:
+        return False
+    W = runs["equal"][0]["W"]
+    return model_bic(C_host, n, W, "equal") < model_bic(C_host, n, W, "nonequal")
 
 
 def _stopped(runs):
