@@ -55,7 +55,7 @@ def minimize(fun, x0=None, method="cbo", *, bounds=None, callback=None, options=
     x0 : array_like, optional
         Starting point; some methods (``"cbo"``) accept ``None`` and start from ``bounds``.
     method : str
-        Name of a registered method; see :func:`available_methods`.
+        Name of a registered method; see :func:`solvers.optimize.available_methods`.
     bounds : scipy.optimize.Bounds or sequence of (low, high), optional
     callback : callable, optional
         ``callback(intermediate_result)``; raise ``StopIteration`` to stop.
