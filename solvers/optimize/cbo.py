@@ -660,8 +660,9 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     effective sample size :math:`1/\sum w_i^2` is ``ess * N`` (0.5 N by default).
 
     A start ends when it has collapsed (spread below ``xtol``; for the diagonal noises,
-    below 1e-5 of the start box) or, for covariance noise, when no run's best improved
-    for :math:`3(10 + \lceil 30 d / N \rceil)` steps; its best point is polished briefly
+    below 1e-5 of the start box) or when no run's best improved for
+    :math:`k(10 + \lceil 30 d / N \rceil)` steps (``k = 3`` for covariance noise, 10 for
+    the diagonal noises); its best point is polished briefly
     and a new start begins with ``popsize_factor`` times the particles of the previous
     start of the same noise (IPOP), until ``maxfev`` (or ``maxiter``) is spent.
     ``noise="mixed"`` (the default) alternates covariance starts (affine invariant:
