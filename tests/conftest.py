@@ -12,6 +12,10 @@ import pytest
 
 from solvers._lib.backend import gpu_available
 
+# cupy runs draw on the host in the tests, so they can be compared draw for draw with numpy
+# (the library's default on cupy is device draws: tests/test_lib_plumbing.py checks them)
+os.environ.setdefault("SOLVERS_HOST_DRAWS", "1")
+
 
 def _namespaces():
     import array_api_strict

@@ -9,13 +9,8 @@ value ends the run with the shared status code and ``success=False``.
 import numpy as np
 import pytest
 
-# Areas adopt the contract one by one (issue 14); the lead removes this mark once every
-# area has landed. Run this file to see what your area still lacks.
-pytestmark = pytest.mark.xfail(reason="issue 14 in progress", strict=False)
-
-
 import solvers
-from solvers import dag, memory, qubo
+from solvers import dag, memory
 from solvers._lib.namespace import array_namespace
 from solvers._lib.results import Status
 

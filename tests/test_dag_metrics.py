@@ -127,3 +127,28 @@ def test_networkx_round_trip():
     assert set(H.nodes) == set("abcdefghi")
     with pytest.raises(ValueError):
         to_networkx(W, labels=["x"])
+
+
+def test_graph_helper_input_errors():
+    from solvers.dag import from_networkx, order_mask, to_networkx
+
+    B = np.triu(np.ones((3, 3)), 1)
+    np.testing.assert_array_equal(order_mask(np.array([0.0, 1.0, 2.0])), B != 0)
+    with pytest.raises(ValueError, match="order must hold integers"):
+        order_mask([0.5, 1.5, 2.5])
+    with pytest.raises(ValueError, match="labels must be distinct"):
+        to_networkx(B, labels=["a", "b", "a"])
+    with pytest.raises(ValueError, match="threshold must be >= 0"):
+        to_networkx(B, threshold=-1.0)
+    assert to_networkx(B, threshold=np.inf).number_of_edges() == 0
+    with pytest.raises(ValueError, match="W_score must be finite"):
+        auroc(B, np.where(B > 0, np.nan, 0.0))
+    with pytest.raises(TypeError, match="G must be a networkx graph"):
+        from_networkx(B)
+    G = to_networkx(B)
+    np.testing.assert_array_equal(from_networkx(G, nodelist=iter([2, 1, 0])), B[::-1, ::-1])
+    with pytest.raises(ValueError, match="nodelist must be distinct"):
+        from_networkx(G, nodelist=[0, 0, 1])
+    for bad in (np.ones((2, 3)), np.full((2, 2), np.nan)):
+        with pytest.raises(ValueError, match="B must be"):
+            topological_order(bad)

@@ -110,3 +110,20 @@ def test_bad_arguments():
         simulate_linear_sem(np.zeros((2, 2)), 10, noise_type="cauchy")
     with pytest.raises(ValueError):
         simulate_weights(np.ones((2, 3)))
+
+
+def test_simulator_input_errors():
+    B = np.triu(np.ones((3, 3)), 1)
+    for bad in (0.0, -1.0, np.nan, [1.0, 0.0, 1.0]):
+        with pytest.raises(ValueError, match="noise_scale must be finite and > 0"):
+            simulate_linear_sem(B, 5, noise_scale=bad, rng=0)
+    with pytest.raises(ValueError, match=r"noise_scale must be a scalar or have shape \(3,\)"):
+        simulate_linear_sem(B, 5, noise_scale=[1.0, 2.0], rng=0)
+    with pytest.raises(TypeError, match="noise_scale"):
+        simulate_data(3, 5, noise_scale="1", rng=0)
+    X = simulate_linear_sem(B, 4000, noise_scale=[1.0, 2.0, 3.0], rng=0)
+    assert abs(X[:, 0].std() - 1.0) < 0.05  # a root keeps its own scale
+    with pytest.raises(ValueError, match="B must be the adjacency of a DAG"):
+        simulate_weights(B + B.T, rng=0)
+    with pytest.raises(ValueError, match="B must be a 0/1"):
+        simulate_weights(2 * B, rng=0)

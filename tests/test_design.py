@@ -15,10 +15,6 @@ import tokenize
 
 import pytest
 
-# Areas adopt the contract one by one (issue 14); the lead removes this mark once every
-# area has landed. Run this file to see what your area still lacks.
-pytestmark = pytest.mark.xfail(reason="issue 14 in progress", strict=False)
-
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "solvers")

@@ -154,3 +154,27 @@ def test_prng_numba_matches_the_reference_and_is_uniform():
     # neighbouring streams are uncorrelated
     v = draw(base, 8, 20000)
     assert abs(np.corrcoef(u, v)[0, 1]) < 5 / np.sqrt(20000)
+
+
+# ---------------------------------------------------------------- draws on the device
+@pytest.mark.gpu
+def test_cupy_draws_on_the_device_are_reproducible(monkeypatch):
+    cupy = pytest.importorskip("cupy")
+    from solvers._lib.rng import Draws
+
+    monkeypatch.delenv("SOLVERS_HOST_DRAWS", raising=False)
+    a = Draws(5, cupy).normal((1000,))
+    b = Draws(5, cupy).normal((1000,))
+    assert isinstance(a, cupy.ndarray)  # drawn on the device, never copied from the host
+    assert bool(cupy.all(a == b)) and abs(float(a.mean())) < 0.2
+    monkeypatch.setenv("SOLVERS_HOST_DRAWS", "1")
+    host = Draws(5, cupy).normal((1000,))
+    np.testing.assert_array_equal(host.get(), np.random.default_rng(5).standard_normal(1000))
+
+
+def test_host_draws_are_the_default_off_cupy(monkeypatch):
+    from solvers._lib.rng import Draws
+
+    monkeypatch.delenv("SOLVERS_HOST_DRAWS", raising=False)
+    np.testing.assert_array_equal(Draws(5, np).normal((10,)),
+                                  np.random.default_rng(5).standard_normal(10))

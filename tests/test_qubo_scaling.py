@@ -199,3 +199,34 @@ def test_min_weight_gives_pareto_optimal_extremes():
     assert loose.objective_values[0, 0] == -1.0  # weakly optimal: f2 is left to chance
     with pytest.raises(ValueError, match="min_weight"):
         pareto_sweep([f1, f2], weights=W, min_weight=2.0)
+
+
+def test_input_errors_name_the_public_argument():
+    Q = np.eye(3)
+    bad = Q.copy()
+    bad[0, 1] = np.nan
+    for call in (lambda: scale_qubos([Q, bad]), lambda: scalarize([Q, bad], [1.0, 1.0])):
+        with pytest.raises(ValueError, match=r"objectives\[1\] must be finite"):
+            call()
+    with pytest.raises(ValueError, match=r"c of objective must have shape \(3,\)"):
+        qubo_energy((Q, np.zeros(2)), np.zeros(3))
+    with pytest.raises(ValueError, match="weights must be >= 1"):
+        pareto_sweep([Q, -Q], weights=0)
+
+
+def test_qubo_energy_checks_states_against_the_vartype():
+    Q = np.array([[1.0, 2.0], [0.0, -1.0]])
+    np.testing.assert_allclose(qubo_energy(Q, [[1, -1], [-1, -1]], vartype="spin"),
+                               [-2.0, 2.0])  # s^T Q s, by hand
+    with pytest.raises(ValueError, match="X must hold spin values"):
+        qubo_energy(Q, [[0, 1]], vartype="spin")
+    with pytest.raises(ValueError, match="X must hold binary values"):
+        qubo_energy(Q, [[0.5, 1.0]])
+    with pytest.raises(ValueError, match=r"X must have shape \(2,\) or \(m, 2\)"):
+        qubo_energy(Q, np.zeros((2, 2, 2)))
+
+
+def test_pareto_front_refuses_non_finite_points():
+    for value in (np.nan, np.inf, -np.inf):
+        with pytest.raises(ValueError, match="points must be finite"):
+            pareto_front([[0.0, 1.0], [value, 0.0]])

@@ -6,10 +6,17 @@ Every stochastic solver takes ``rng``: ``None`` (fresh OS entropy), an ``int`` s
 :class:`Draws` gives the same draws API for every namespace. By default the numbers are
 drawn on the host with the user's Generator and moved to the computing namespace, so a
 numpy run, an array-api-strict run and a cupy run with the same seed see *identical*
-numbers (that is what lets the tests compare backends draw for draw). ``on_device=True``
-(cupy only) draws with a cupy Generator seeded from the user's Generator instead: not the
-same numbers as on the host, but reproducible and without a host-to-device copy per draw.
+numbers (that is what lets the tests compare backends draw for draw).
+
+On cupy the continuous draws (normal, uniform, Gumbel) are made on the device by default,
+with a cupy Generator seeded from the user's Generator: not the same numbers as on the host,
+but reproducible from ``rng`` and without a host-to-device copy per draw, which would
+otherwise dominate a GPU step. The environment variable ``SOLVERS_HOST_DRAWS=1`` (the test
+suite sets it) restores host draws, so a cupy run can be compared draw for draw with numpy.
+Integer draws (indices, permutations) stay on the host stream in every mode.
 """
+import os
+
 import numpy as np
 
 from .namespace import is_numpy_namespace, is_cupy_namespace
@@ -44,15 +51,18 @@ class Draws:
     rng : None, int or numpy.random.Generator
     xp : module
         Namespace the draws are returned in.
-    on_device : bool
-        cupy only: draw on the GPU with a cupy Generator seeded from ``rng``.
+    on_device : bool, optional
+        cupy only: draw on the GPU with a cupy Generator seeded from ``rng``. Default: yes,
+        unless the environment sets ``SOLVERS_HOST_DRAWS=1``.
     """
 
-    def __init__(self, rng, xp, on_device=False):
+    def __init__(self, rng, xp, on_device=None):
         self.rng = check_rng(rng)
         self.xp = xp
         self._host = is_numpy_namespace(xp)
         self._device_gen = None
+        if on_device is None:
+            on_device = os.environ.get("SOLVERS_HOST_DRAWS") != "1"
         if on_device and is_cupy_namespace(xp):
             import cupy
 

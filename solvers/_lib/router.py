@@ -33,7 +33,21 @@ class Router:
         self._solvers = {}
 
     def register(self, name, target):
-        """Add (or replace) a method: ``target`` is a callable or ``"module:function"``."""
+        """Add (or replace) a method: ``target`` is a callable or ``"module:function"``.
+
+        Raises
+        ------
+        TypeError
+            ``name`` not a string, or ``target`` neither callable nor a string.
+        ValueError
+            An empty ``name``.
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a non-empty string, got {type(name).__name__}")
+        if not name.strip():
+            raise ValueError(f"name must be a non-empty string, got {name!r}")
+        if not (callable(target) or isinstance(target, str)):
+            raise TypeError(f"func must be callable, got {type(target).__name__}")
         name = name.lower()
         self.methods.setdefault(name, target)
         self._solvers.pop(name, None)

@@ -123,3 +123,64 @@ def check_positive_definite(S, xp, name, *, semi=False, rtol=None):
         raise ValueError(f"{name} must be {kind}; smallest eigenvalue "
                          f"{float(flat[idx]):.3g}{where}")
     return S
+
+
+def check_callback(callback, name="callback"):
+    """Check an optional callback is ``None`` or callable and return it.
+
+    Raises
+    ------
+    TypeError
+        ``callback`` is neither ``None`` nor callable.
+    """
+    if callback is not None and not callable(callback):
+        raise TypeError(f"{name} must be callable or None, got {type(callback).__name__}")
+    return callback
+
+
+def check_axis(axis, ndim, name="axis", *, allow_tuple=True):
+    """Normalize ``axis`` (``None``, an int or a tuple of ints) to a sorted tuple of
+    non-negative axes of an ``ndim``-dimensional array (``None``: all axes).
+
+    Raises
+    ------
+    TypeError
+        ``axis`` is not ``None``, an int or (with ``allow_tuple``) a tuple of ints.
+    ValueError
+        An axis out of bounds, or repeated.
+    """
+    if axis is None:
+        return tuple(range(ndim))
+    what = "None, an int or a tuple of ints" if allow_tuple else "None or an int"
+    if isinstance(axis, numbers.Integral) and not isinstance(axis, bool):
+        axes = (axis,)
+    elif allow_tuple and isinstance(axis, (tuple, list)):
+        axes = tuple(axis)
+    else:
+        raise TypeError(f"{name} must be {what}, got {axis!r}")
+    out = []
+    for ax in axes:
+        if isinstance(ax, bool) or not isinstance(ax, numbers.Integral):
+            raise TypeError(f"{name} must be {what}, got {axis!r}")
+        if not -ndim <= ax < ndim:
+            raise ValueError(f"{name} {ax} is out of bounds for an array of dimension {ndim}")
+        out.append(int(ax) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"repeated axis in {name}={axis!r}")
+    return tuple(sorted(out))
+
+
+def promote_float16(x, xp=None):
+    """Return ``x`` with a float16 dtype promoted to float32 (anything else unchanged).
+
+    The float16 policy: Numba kernels cannot take float16, so float16 input is computed in
+    float32. The log-sum-exp primitives cast their result back to float16 (as SciPy); the
+    solvers (CBO, COSMO, DP-DAG, ...) return float32 results.
+    """
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        return x
+    if xp is None:
+        return x.astype(np.float32) if dtype == np.float16 else x
+    f16 = getattr(xp, "float16", None)
+    return xp.astype(x, xp.float32) if f16 is not None and dtype == f16 else x

@@ -13,6 +13,7 @@ from .._lib.optim import Adam
 from .._lib.results import STOPPED_BY_CALLBACK, Progress, call_callback
 from .._lib.rng import Draws
 from .._lib.validation import check_choice, check_int, check_positive
+from .._lib.validation import check_callback
 from ._dpdag_vi import _draw_noise, _elbo_grad, _mlp_term
 from .dpdag import _ORDER_METHODS, DPDAG, _sigmoid
 
@@ -268,6 +269,7 @@ def _learn_dpdag(X, *, order="softsort", maxiter=3000, n_samples=16, lr=0.1, tau
 
     start = time.perf_counter()
     X, xp_in = check_data(X)
+    check_callback(callback)
     maxiter, sinkhorn_iter = _renamed(maxiter, max_iter, sinkhorn_iter, n_iter)
     o = _settings(order=order, maxiter=maxiter, n_samples=n_samples, lr=lr, tau=tau,
                   tau_edges=tau_edges, prior_p=prior_p, noise_variance=noise_variance,

@@ -55,6 +55,7 @@ from .._lib.optim import adam_update
 from .._lib.results import STOPPED_BY_CALLBACK, Progress, Status, call_callback
 from .._lib.rng import check_rng
 from .._lib.validation import check_choice, check_int, check_positive
+from .._lib.validation import check_callback
 from .graph import to_host
 from .learn import check_data, make_result
 from .refine import model_bic
@@ -419,8 +420,8 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         cannot run here).
     TypeError
         Non-numeric or complex data, a non-integer ``maxiter``/``batch_size``/
-        ``restarts``/``record_every``, or an ``rng`` that is not None, an int or a
-        ``numpy.random.Generator``.
+        ``restarts``/``record_every``, an ``rng`` that is not None, an int or a
+        ``numpy.random.Generator``, or a ``callback`` that is not callable.
 
     References
     ----------
@@ -445,6 +446,7 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
     if restarts > 1:
         return _restarts(X, options, start)
     X, xp_in = check_data(X)
+    check_callback(callback)
     be = resolve_backend(backend, xp_in)
     xp = be.xp
     X = be.to_device(X)

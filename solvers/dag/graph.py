@@ -6,6 +6,8 @@ first, since graphs are small (d x d) next to the data.
 import numpy as np
 
 from .._lib.host import to_host  # noqa: F401  (re-exported: the one device -> host copy)
+from .._lib.validation import check_positive
+from ._checks import as_adjacency, as_real_square, check_graph, check_labels
 
 __all__ = ["is_dag", "topological_order", "order_mask", "to_networkx", "from_networkx",
            "to_host"]
@@ -27,7 +29,9 @@ def topological_order(B):
     Raises
     ------
     ValueError
-        ``B`` is not a square (2-D) matrix.
+        ``B`` is not a square (2-D) matrix, or holds NaN or inf.
+    TypeError
+        ``B`` is complex or not numeric.
 
     References
     ----------
@@ -43,9 +47,7 @@ def topological_order(B):
     >>> topological_order(np.array([[0, 1], [1, 0]])) is None
     True
     """
-    A = to_host(B) != 0
-    if A.ndim != 2 or A.shape[0] != A.shape[1]:
-        raise ValueError(f"adjacency must be a square matrix, got shape {A.shape}")
+    A = as_adjacency(B, "B")
     d = A.shape[0]
     indeg = A.sum(axis=0).astype(np.int64)
     ready = sorted(np.flatnonzero(indeg == 0).tolist())
@@ -81,7 +83,9 @@ def is_dag(B):
     Raises
     ------
     ValueError
-        ``B`` is not a square (2-D) matrix.
+        ``B`` is not a square (2-D) matrix, or holds NaN or inf.
+    TypeError
+        ``B`` is complex or not numeric.
 
     References
     ----------
@@ -117,7 +121,7 @@ def order_mask(order):
     Raises
     ------
     ValueError
-        ``order`` is not a permutation of ``range(d)``.
+        ``order`` is not a 1-D permutation of ``range(d)``, or holds non-integer values.
 
     References
     ----------
@@ -134,10 +138,22 @@ def order_mask(order):
            [0, 0, 0],
            [1, 1, 0]])
     """
-    order = np.asarray(to_host(order), dtype=np.int64)
+    order = np.asarray(to_host(order))
+    if order.ndim != 1:
+        raise ValueError(f"order must be 1-D, got shape {order.shape}")
+    if order.dtype.kind not in "iub":
+        try:
+            as_int = order.astype(np.int64)
+            integral = bool(np.all(as_int == order))
+        except (TypeError, ValueError):
+            integral = False
+        if not integral:
+            raise ValueError(f"order must hold integers, got {order.tolist()}")
+        order = as_int
+    order = order.astype(np.int64)
     d = order.shape[0]
     if sorted(order.tolist()) != list(range(d)):
-        raise ValueError("order must be a permutation of range(d)")
+        raise ValueError(f"order must be a permutation of range({d}), got {order.tolist()}")
     pos = np.empty(d, dtype=np.int64)
     pos[order] = np.arange(d)
     return pos[:, None] < pos[None, :]
@@ -151,9 +167,10 @@ def to_networkx(W, threshold=0.0, labels=None):
     W : array_like, shape (d, d)
         Weighted (or binary) adjacency.
     threshold : float
-        Entries with ``|W[i, j]| <= threshold`` are not edges.
+        Entries with ``|W[i, j]| <= threshold`` are not edges (``>= 0``; ``inf`` gives no
+        edges).
     labels : sequence, optional
-        Node names (default ``0 .. d-1``).
+        Distinct node names (default ``0 .. d-1``).
 
     Returns
     -------
@@ -163,7 +180,10 @@ def to_networkx(W, threshold=0.0, labels=None):
     Raises
     ------
     ValueError
-        ``W`` is not a square (2-D) matrix, or ``labels`` does not have ``d`` entries.
+        ``W`` is not a square (2-D) matrix or holds NaN or inf, ``threshold`` is negative
+        or NaN, or ``labels`` does not have ``d`` distinct entries.
+    TypeError
+        ``W`` is complex or not numeric, or ``threshold`` is not a real number.
     ImportError
         networkx is not installed.
 
@@ -182,13 +202,9 @@ def to_networkx(W, threshold=0.0, labels=None):
     """
     import networkx as nx
 
-    W = np.asarray(to_host(W), dtype=float)
-    if W.ndim != 2 or W.shape[0] != W.shape[1]:
-        raise ValueError(f"W must be a square matrix, got shape {W.shape}")
-    d = W.shape[0]
-    names = list(range(d)) if labels is None else list(labels)
-    if len(names) != d:
-        raise ValueError(f"labels must have {d} entries, got {len(names)}")
+    W = as_real_square(W, "W")
+    threshold = check_positive(threshold, "threshold", strict=False, finite=False)
+    names = check_labels(labels, W.shape[0])
     G = nx.DiGraph()
     G.add_nodes_from(names)
     for i, j in zip(*np.nonzero(np.abs(W) > threshold)):
@@ -203,7 +219,7 @@ def from_networkx(G, nodelist=None, weight="weight"):
     ----------
     G : networkx.DiGraph
     nodelist : sequence, optional
-        Row/column order (default ``list(G.nodes)``).
+        Row/column order (default ``list(G.nodes)``); distinct nodes.
     weight : str or None
         Edge attribute used as the weight; edges without it, or ``weight=None``, give 1.
 
@@ -211,12 +227,19 @@ def from_networkx(G, nodelist=None, weight="weight"):
     -------
     W : ndarray, shape (d, d)
 
+    Raises
+    ------
+    TypeError
+        ``G`` is not a networkx graph (no ``nodes`` / ``edges``).
+    ValueError
+        ``nodelist`` names a node twice.
+
     Notes
     -----
-    Raises no error of its own. It assumes ``G`` is a directed graph with numeric edge
-    weights: edges with an endpoint outside ``nodelist`` are silently dropped, an
-    undirected graph gives only one direction per edge, and parallel edges of a
-    multigraph overwrite each other (the last one wins).
+    It assumes ``G`` is a directed graph with numeric edge weights: edges with an
+    endpoint outside ``nodelist`` are silently dropped, an undirected graph gives only one
+    direction per edge, and parallel edges of a multigraph overwrite each other (the last
+    one wins).
 
     References
     ----------
@@ -231,7 +254,11 @@ def from_networkx(G, nodelist=None, weight="weight"):
     array([[0., 1.],
            [0., 0.]])
     """
-    nodes = list(G.nodes) if nodelist is None else list(nodelist)
+    G = check_graph(G, "G")
+    if nodelist is None:
+        nodes = list(G.nodes)
+    else:
+        nodes = check_labels(nodelist, None, "nodelist")
     index = {v: k for k, v in enumerate(nodes)}
     W = np.zeros((len(nodes), len(nodes)))
     for u, v, data in G.edges(data=True):

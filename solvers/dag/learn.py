@@ -8,7 +8,7 @@ import numpy as np
 
 from .._lib.router import Router
 from .._lib.results import OptimizeResult
-from .._lib.validation import as_float_array, check_finite
+from .._lib.validation import as_float_array, check_finite, promote_float16
 from .graph import is_dag, to_host, to_networkx
 
 __all__ = ["learn_dag", "DAGResult", "available_methods", "check_data"]
@@ -169,7 +169,8 @@ def check_data(X, name="X"):
     Returns
     -------
     X : array, shape (n, d)
-        The data as a floating-point array of its own namespace (integers are converted).
+        The data as a floating-point array of its own namespace (integers are converted to
+        float64, float16 to float32).
     xp : module
         The Array API namespace of ``X`` (for numpy input, a numpy-compatible
         namespace, not necessarily the ``numpy`` module itself).
@@ -201,7 +202,7 @@ def check_data(X, name="X"):
     from .._lib.namespace import array_namespace
 
     xp = array_namespace(X)
-    X = as_float_array(X, xp, name, ndim=2)
+    X = promote_float16(as_float_array(X, xp, name, ndim=2), xp)  # Numba takes no float16
     n, d = X.shape
     if n < 2:
         raise ValueError(f"{name} needs at least 2 samples (rows), got {n}")

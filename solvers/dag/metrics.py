@@ -6,6 +6,7 @@ direction counts once in the SHD and is a false discovery (not a true positive).
 """
 import numpy as np
 
+from ._checks import as_real_square
 from .graph import to_host
 
 __all__ = ["shd", "tpr", "fdr", "f1_score", "auroc", "nhd", "count_accuracy"]
@@ -271,7 +272,9 @@ def auroc(B_true, W_score):
     ------
     ValueError
         ``B_true`` is not square or has a nonzero diagonal, or ``W_score`` has a
-        different shape.
+        different shape or holds NaN or inf.
+    TypeError
+        ``W_score`` is complex or not numeric.
 
     References
     ----------
@@ -289,9 +292,10 @@ def auroc(B_true, W_score):
     from scipy.stats import rankdata
 
     B_true = _binary(B_true, "B_true")
-    S = np.abs(np.asarray(to_host(W_score), dtype=float))
+    S = np.asarray(to_host(W_score))
     if S.shape != B_true.shape:
         raise ValueError(f"W_score shape {S.shape} differs from B_true shape {B_true.shape}")
+    S = np.abs(as_real_square(S, "W_score"))
     off = ~np.eye(B_true.shape[0], dtype=bool)
     y = B_true[off]
     s = S[off]

@@ -11,7 +11,9 @@ from collections import namedtuple
 import numpy as np
 
 from .._lib.rng import check_rng
+from .._lib.host import to_host
 from .._lib.validation import check_choice, check_int, check_positive
+from ._checks import as_adjacency, as_real_square
 
 __all__ = ["simulate_dag", "simulate_weights", "simulate_linear_sem", "simulate_data",
            "SEMData", "GRAPH_TYPES", "NOISE_TYPES"]
@@ -146,7 +148,7 @@ def simulate_weights(B, weight_ranges=DEFAULT_WEIGHT_RANGES, rng=None):
     Parameters
     ----------
     B : array_like of bool, shape (d, d)
-        Binary adjacency.
+        Binary (0/1) adjacency of a DAG.
     weight_ranges : sequence of (low, high)
         Disjoint intervals; each edge picks one interval uniformly, then a uniform value in
         it. The default is U([-2, -0.5] u [0.5, 2]).
@@ -159,10 +161,12 @@ def simulate_weights(B, weight_ranges=DEFAULT_WEIGHT_RANGES, rng=None):
     Raises
     ------
     ValueError
-        ``B`` is not a square (2-D) matrix, ``weight_ranges`` is not a sequence of
-        ``(low, high)`` pairs with ``low <= high``, or ``rng`` is a negative seed.
+        ``B`` is not a square (2-D) 0/1 matrix of a DAG (NaN, other values and cycles are
+        refused), ``weight_ranges`` is not a sequence of ``(low, high)`` pairs with
+        ``low <= high``, or ``rng`` is a negative seed.
     TypeError
-        ``rng`` is not None, an int or a ``numpy.random.Generator``.
+        ``B`` is complex or not numeric, or ``rng`` is not None, an int or a
+        ``numpy.random.Generator``.
 
     References
     ----------
@@ -177,9 +181,11 @@ def simulate_weights(B, weight_ranges=DEFAULT_WEIGHT_RANGES, rng=None):
     >>> bool(np.all((np.abs(W[W != 0]) >= 0.5) & (np.abs(W[W != 0]) <= 2)))
     True
     """
-    B = np.asarray(B).astype(bool)
-    if B.ndim != 2 or B.shape[0] != B.shape[1]:
-        raise ValueError(f"B must be a square matrix, got shape {B.shape}")
+    from .graph import topological_order
+
+    B = as_adjacency(B, "B", binary=True)
+    if topological_order(B) is None:
+        raise ValueError("B must be the adjacency of a DAG (it has a cycle)")
     rng = check_rng(rng)
     ranges = np.asarray(weight_ranges, dtype=float)
     if ranges.ndim != 2 or ranges.shape[1] != 2 or np.any(ranges[:, 1] < ranges[:, 0]):
@@ -190,6 +196,21 @@ def simulate_weights(B, weight_ranges=DEFAULT_WEIGHT_RANGES, rng=None):
     values = ranges[pick, 0] + U * (ranges[pick, 1] - ranges[pick, 0])
     W[B] = values[B]
     return W
+
+
+def _noise_scale(noise_scale, d):
+    """``noise_scale`` (a scalar or one per node) as a finite, positive ``(d,)`` array."""
+    scale = np.asarray(to_host(noise_scale))
+    if scale.dtype.kind not in "iuf":
+        raise TypeError(f"noise_scale must be a real number or array of them, got "
+                        f"{type(noise_scale).__name__} of dtype {scale.dtype}")
+    if scale.shape not in ((), (1,), (d,)):
+        raise ValueError(f"noise_scale must be a scalar or have shape ({d},), "
+                         f"got shape {scale.shape}")
+    scale = np.broadcast_to(scale.astype(float), (d,))
+    if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
+        raise ValueError(f"noise_scale must be finite and > 0, got {noise_scale!r}")
+    return scale
 
 
 def simulate_linear_sem(W, n, noise_type="gauss", noise_scale=1.0, standardize=False,
@@ -205,7 +226,7 @@ def simulate_linear_sem(W, n, noise_type="gauss", noise_scale=1.0, standardize=F
     noise_type : {"gauss", "exp", "gumbel"}
         Independent noise per node: N(0, s^2), Exponential(scale s), Gumbel(0, s).
     noise_scale : float or array_like of shape (d,)
-        Scale ``s`` of each node's noise.
+        Scale ``s > 0`` of each node's noise.
     standardize : bool
         Rescale every column to mean 0 and variance 1. This removes the "marginal variance
         grows along the causal order" shortcut (varsortability) that many methods exploit
@@ -219,10 +240,12 @@ def simulate_linear_sem(W, n, noise_type="gauss", noise_scale=1.0, standardize=F
     Raises
     ------
     ValueError
-        ``W`` not square or not acyclic, ``n < 1``, unknown ``noise_type``, negative or
-        non-finite ``noise_scale``, or a negative integer seed.
+        ``W`` not square, not finite or not acyclic, ``n < 1``, unknown ``noise_type``,
+        ``noise_scale`` not finite and ``> 0`` or not of shape ``()`` or ``(d,)``, or a
+        negative integer seed.
     TypeError
-        ``n`` not an integer, or ``rng`` not None, an int or a ``numpy.random.Generator``.
+        ``W`` or ``noise_scale`` not real numbers, ``n`` not an integer, or ``rng`` not
+        None, an int or a ``numpy.random.Generator``.
 
     References
     ----------
@@ -242,9 +265,7 @@ def simulate_linear_sem(W, n, noise_type="gauss", noise_scale=1.0, standardize=F
     """
     from .graph import topological_order
 
-    W = np.asarray(W, dtype=float)
-    if W.ndim != 2 or W.shape[0] != W.shape[1]:
-        raise ValueError(f"W must be a square matrix, got shape {W.shape}")
+    W = as_real_square(W, "W")
     n = check_int(n, "n", minimum=1)
     noise_type = check_choice(noise_type, NOISE_TYPES, "noise_type")
     rng = check_rng(rng)
@@ -252,9 +273,7 @@ def simulate_linear_sem(W, n, noise_type="gauss", noise_scale=1.0, standardize=F
     order = topological_order(W != 0)
     if order is None:
         raise ValueError("W must be the weighted adjacency of a DAG (it has a cycle)")
-    scale = np.broadcast_to(np.asarray(noise_scale, dtype=float), (d,))
-    if np.any(scale < 0) or not np.all(np.isfinite(scale)):
-        raise ValueError("noise_scale must be finite and >= 0")
+    scale = _noise_scale(noise_scale, d)
     if noise_type == "gauss":
         N = rng.standard_normal((n, d)) * scale
     elif noise_type == "exp":
@@ -300,11 +319,12 @@ def simulate_data(d, n, k=2, graph_type="ER", noise_type="gauss", noise_scale=1.
     Raises
     ------
     ValueError
-        Bad ``d``, ``n``, ``k``, ``graph_type``, ``noise_type``, ``noise_scale`` or
-        ``weight_ranges`` (see the functions above), or a negative integer seed.
+        Bad ``d``, ``n``, ``k``, ``graph_type``, ``noise_type``, ``noise_scale`` (not
+        finite and ``> 0``) or ``weight_ranges`` (see the functions above), or a negative
+        integer seed.
     TypeError
-        Non-integer ``d`` or ``n``, non-real ``k``, or an ``rng`` that is not None, an
-        int or a ``numpy.random.Generator``.
+        Non-integer ``d`` or ``n``, non-real ``k`` or ``noise_scale``, or an ``rng`` that
+        is not None, an int or a ``numpy.random.Generator``.
 
     References
     ----------
@@ -319,6 +339,7 @@ def simulate_data(d, n, k=2, graph_type="ER", noise_type="gauss", noise_scale=1.
     ((100, 10), 20)
     """
     rng = check_rng(rng)
+    _noise_scale(noise_scale, check_int(d, "d", minimum=1))
     if sem_type != "linear":
         from .simulate_nonlinear import SEM_TYPES, simulate_nonlinear_sem
 

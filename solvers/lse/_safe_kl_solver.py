@@ -26,6 +26,8 @@ pass its check) with a message saying why.
 """
 import math
 
+import numpy as np
+
 from .._lib.host import to_float
 from .._lib.namespace import array_namespace
 from .._lib.optim import Adam
@@ -96,9 +98,15 @@ def _schedule(value, k):
 
 
 def _evaluate(phi, x, batch, xp):
-    values, jac = phi(x, batch)
-    values = xp.reshape(xp.asarray(values, dtype=x.dtype), (-1,))
-    jac = xp.asarray(jac, dtype=x.dtype)
+    out = phi(x, batch)
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(f"phi must return a pair (values, jac), got {type(out).__name__}")
+    values, jac = (xp.asarray(v) for v in out)
+    for name, v in (("values", values), ("jac", jac)):
+        if not xp.isdtype(v.dtype, ("real floating", "integral", "bool")):
+            raise TypeError(f"phi must return real {name}, got dtype {v.dtype}")
+    values = xp.reshape(xp.astype(values, x.dtype), (-1,))
+    jac = xp.astype(jac, x.dtype)
     if jac.ndim != 2 or jac.shape[0] != values.shape[0] or jac.shape[1] != x.shape[0]:
         raise ValueError(f"phi must return values of shape (B,) and jac of shape "
                          f"(B, {x.shape[0]}); got {tuple(values.shape)} and "
@@ -121,6 +129,13 @@ def step(st, k, cfg, source):
     lr_k = _schedule(cfg.lr, k)
     values, jac = _evaluate(cfg.phi, st.x, source.batch(cfg.batch_size), xp)
     st.bad = st.bad | ~(xp.all(xp.isfinite(values)) & xp.all(xp.isfinite(jac)))
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):  # st.bad reports it
+        return _update(st, k, cfg, values, jac, rho_k, lr_k)
+
+
+def _update(st, k, cfg, values, jac, rho_k, lr_k):
+    """The estimator and optimizer part of :func:`step`."""
+    xp = cfg.be.xp
     if st.s is None and cfg.estimator == "safe-kl":
         st.s = init_shift(values, rho_k, xp, st.x.dtype)
     gx, gs, fun_k = estimator_step(values, jac, st.s, rho_k, cfg.estimator, cfg.be)

@@ -14,24 +14,12 @@ import numpy as np
 
 from .._lib.namespace import array_namespace, is_numpy_namespace
 from .._lib.backend import resolve_backend
-from .._lib.validation import as_float_array
+from .._lib.validation import as_float_array, check_axis
 from ._lse_kernels import join_lazy, kernel
 
 
 def _normalize_axis(axis, ndim):
-    if axis is None:
-        return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    out = []
-    for ax in axes:
-        if not isinstance(ax, (int, np.integer)) or isinstance(ax, bool):
-            raise TypeError(f"axis must be None, an int or a tuple of ints, got {axis!r}")
-        if not -ndim <= ax < ndim:
-            raise ValueError(f"axis {ax} is out of bounds for an array of dimension {ndim}")
-        out.append(int(ax) % ndim)
-    if len(set(out)) != len(out):
-        raise ValueError(f"repeated axis in {axis!r}")
-    return tuple(sorted(out))
+    return check_axis(axis, ndim)
 
 
 def _as_real(x, xp, name):
@@ -252,7 +240,7 @@ def log_softmax(x, axis=None, *, backend="auto"):
     Raises
     ------
     TypeError
-        Complex or non-numeric input.
+        Complex or non-numeric input, or an ``axis`` that is not None or ints.
 
     References
     ----------
@@ -294,7 +282,7 @@ def softmax(x, axis=None, *, backend="auto"):
     Raises
     ------
     TypeError
-        Complex or non-numeric input.
+        Complex or non-numeric input, or an ``axis`` that is not None or ints.
 
     References
     ----------
@@ -366,7 +354,7 @@ def logsumexp_partial(a, axis=None, *, xp=None):
     Raises
     ------
     TypeError
-        Complex or non-numeric input.
+        Complex or non-numeric input, or an ``axis`` that is not None or ints.
 
     See Also
     --------
@@ -387,12 +375,12 @@ def logsumexp_partial(a, axis=None, *, xp=None):
     """
     xp = array_namespace(a) if xp is None else xp
     a = as_float_array(a, xp, "a")
-    with np.errstate(invalid="ignore"):
-        m = xp.max(a, axis=axis, keepdims=True)
-        safe_m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
-        s = xp.sum(xp.exp(a - safe_m), axis=axis, keepdims=True)
-        s = xp.where(xp.isfinite(m), s, xp.where(m > 0, s, xp.zeros_like(s)))
     axes = _normalize_axis(axis, a.ndim)
+    with np.errstate(invalid="ignore"):
+        m = xp.max(a, axis=axes, keepdims=True)
+        safe_m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
+        s = xp.sum(xp.exp(a - safe_m), axis=axes, keepdims=True)
+        s = xp.where(xp.isfinite(m), s, xp.where(m > 0, s, xp.zeros_like(s)))
     return _squeeze(m, axes, False, xp), _squeeze(s, axes, False, xp)
 
 
@@ -423,7 +411,9 @@ def logsumexp_merge(maxes, sums, axis=0):
     Raises
     ------
     TypeError
-        Complex or non-numeric input.
+        Complex or non-numeric input, boolean ``maxes``, or an ``axis`` that is not an int.
+    ValueError
+        ``maxes`` and ``sums`` that do not broadcast together, or ``axis`` out of bounds.
 
     References
     ----------
@@ -441,12 +431,23 @@ def logsumexp_merge(maxes, sums, axis=0):
     True
     """
     xp = array_namespace(maxes, sums)
+    if xp.isdtype(xp.asarray(maxes).dtype, "bool"):
+        raise TypeError("maxes must be real numbers (chunk maxima), got dtype bool")
     maxes = as_float_array(maxes, xp, "maxes")
     sums = as_float_array(sums, xp, "sums")
+    try:
+        maxes, sums = xp.broadcast_arrays(maxes, sums)
+    except ValueError:
+        raise ValueError(f"maxes with shape {tuple(maxes.shape)} does not broadcast against "
+                         f"sums with shape {tuple(sums.shape)}") from None
+    axes = _normalize_axis(axis, maxes.ndim)
+    if any(maxes.shape[ax] == 0 for ax in axes):  # no chunk: the empty sum (-inf, 0)
+        shape = tuple(n for i, n in enumerate(maxes.shape) if i not in axes)
+        return (xp.full(shape, -xp.inf, dtype=maxes.dtype),
+                xp.zeros(shape, dtype=sums.dtype))
     with np.errstate(invalid="ignore"):
-        m = xp.max(maxes, axis=axis, keepdims=True)
+        m = xp.max(maxes, axis=axes, keepdims=True)
         safe_m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
         scale = xp.where(maxes == -xp.inf, xp.zeros_like(maxes), xp.exp(maxes - safe_m))
-        s = xp.sum(sums * scale, axis=axis, keepdims=True)
-    axes = _normalize_axis(axis, maxes.ndim)
+        s = xp.sum(sums * scale, axis=axes, keepdims=True)
     return _squeeze(m, axes, False, xp), _squeeze(s, axes, False, xp)

@@ -32,8 +32,8 @@ from .._lib.namespace import array_namespace
 from .._lib.backend import resolve_backend
 from .._lib.rng import Draws
 from .._lib.results import Progress
-from .._lib.validation import (as_float_array, check_choice, check_finite, check_int,
-                               check_positive)
+from .._lib.validation import (as_float_array, check_callback, check_choice, check_finite,
+                               check_int, check_positive, promote_float16)
 from . import _safe_kl_solver as _solver
 from ._minibatch import as_rows, check_rows, is_partitioned, make_source
 from ._safe_kl_kernels import KERNELS
@@ -237,8 +237,10 @@ def safe_logsumexp(a, rho, axis=None, b=None, keepdims=False, return_shift=False
 
     Raises
     ------
+    TypeError
+        A ``tol`` that is not a real number, or an ``axis`` that is not None or ints.
     ValueError
-        ``rho`` outside (0, 1) or negative weights.
+        ``rho`` outside (0, 1), negative weights, or ``tol`` negative or NaN.
 
     Notes
     -----
@@ -282,6 +284,7 @@ def safe_logsumexp(a, rho, axis=None, b=None, keepdims=False, return_shift=False
         raise ValueError("b must be non-negative (it defines a measure)")
     if tol is None:
         tol = math.sqrt(float(xpc.finfo(a.dtype).eps))
+    tol = check_positive(tol, "tol", strict=False)
     keep_shape = tuple(1 if i in axes else k for i, k in enumerate(a.shape))
     rest = [i for i in range(a.ndim) if i not in axes]
     n = 1
@@ -305,7 +308,7 @@ def safe_logsumexp(a, rho, axis=None, b=None, keepdims=False, return_shift=False
             Bw = None
             total = xpc.full((R,), float(n), dtype=a.dtype)
         has_nan = xpc.any(xpc.isnan(A), axis=1)
-        has_inf = xpc.any(A == xpc.inf, axis=1)
+        has_inf = xpc.any(A == xpc.inf, axis=1) | (total == xpc.inf)  # an infinite weight
         empty = xpc.all(A == -xpc.inf, axis=1) | (total == 0)
         bad = has_nan | has_inf | empty
         zero = xpc.zeros_like(A)
@@ -436,10 +439,12 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
     Raises
     ------
     ValueError
-        Bad ``rho``, ``batch_size`` larger than the data, arrays in ``data`` with different
-        numbers of rows, or neither ``epochs`` nor ``maxiter`` given for a sampler.
+        Bad ``rho``, an empty ``x0``, ``batch_size`` larger than the data, arrays in
+        ``data`` with different numbers of rows, or neither ``epochs`` nor ``maxiter`` given
+        for a sampler.
     TypeError
-        ``phi`` not callable, or ``data`` of an unsupported type (a ragged list, say).
+        ``phi`` not callable or not returning a real pair ``(values, jac)``, ``callback``
+        not callable, complex ``data``, or ``data`` of an unsupported type (a ragged list).
 
     Notes
     -----
@@ -500,7 +505,7 @@ def _configure(phi, x0, data, *, rho, batch_size, epochs, maxiter, estimator, op
     """Validate the options of :func:`minimize_logsumexp`: ``(cfg, x, s, source)``."""
     if not callable(phi):
         raise TypeError("phi must be callable: phi(x, batch) -> (values, jac)")
-    cfg = _Config(phi=phi, callback=callback)
+    cfg = _Config(phi=phi, callback=check_callback(callback))
     cfg.estimator = check_choice(estimator, ("safe-kl", "naive"), "estimator")
     cfg.optimizer = check_choice(optimizer, ("adam", "sgd"), "optimizer")
     cfg.batch_size = check_int(batch_size, "batch_size", minimum=1)
@@ -516,6 +521,8 @@ def _configure(phi, x0, data, *, rho, batch_size, epochs, maxiter, estimator, op
     xpc = be.xp
     x = _no_half(as_float_array(be.to_device(x0), xpc, "x0", ndim=1), xpc)
     check_finite(x, xpc, "x0")
+    if x.shape[0] == 0:
+        raise ValueError("x0 must hold at least one parameter, got shape (0,)")
     draws = Draws(rng, xpc)
     if not callable(data) and not is_partitioned(data):
         data = tuple(be.to_device(d) for d in data) if is_tuple else be.to_device(data)
@@ -540,8 +547,7 @@ def _configure(phi, x0, data, *, rho, batch_size, epochs, maxiter, estimator, op
 
 def _no_half(x, xp):
     """float16 is promoted to float32 (the Numba kernels and the accuracy need it)."""
-    half = getattr(xp, "float16", None)  # not every namespace has it
-    return xp.astype(x, xp.float32) if half is not None and x.dtype == half else x
+    return promote_float16(x, xp)
 
 
 class _Config:
@@ -591,6 +597,9 @@ def _check_data(data, x0, batch_size):
             raise TypeError(f"data must be an array, a tuple of arrays, a list, a dask "
                             f"collection or a sampler callable, got {type(d).__name__}")
     xp = array_namespace(x0, *items)
+    for d in items:
+        if xp.isdtype(d.dtype, "complex floating"):
+            raise TypeError(f"data must be real, got complex dtype {d.dtype}")
     check_rows(items)
     return (items if is_tuple else items[0]), is_tuple, xp
 

@@ -7,6 +7,7 @@ from .._lib.validation import as_float_array, check_positive, check_int, check_c
 from ..lse import logsumexp, softmax
 from ..transport import bures_kernels as _bw
 from .._lib.namespace import is_dask_array
+from .._lib.validation import check_callback
 from ._dask import retrieve_dask
 from ._retrieval import (_BLOCK, _COMMUTE_RTOL, _FullGeometry, _VectorGeometry, _iterate,
                          _lse_backend, _no_live_output, _offdiag_scale, _result)
@@ -481,7 +482,8 @@ class GaussianMemory:
             definite, or not diagonal in the patterns' eigenbasis when ``path`` forces a
             fast path); ``maxiter < 0``; ``tol`` negative or not finite.
         TypeError
-            Complex or non-numeric input, non-integer ``maxiter`` or non-real ``tol``.
+            Complex or non-numeric input, non-integer ``maxiter``, non-real ``tol`` or a
+            ``callback`` that is not callable.
 
         References
         ----------
@@ -500,6 +502,7 @@ class GaussianMemory:
         """
         maxiter = check_int(maxiter, "maxiter", minimum=0)
         tol = check_positive(tol, "tol", strict=False)
+        check_callback(callback)
         if is_dask_array(means) or is_dask_array(covs):
             _no_live_output(callback, progress)
             payload = ("gaussian", (self._be.to_input(self.means),

@@ -21,6 +21,29 @@ from .._lib.rng import check_rng
 from .._lib.validation import check_choice, check_int, check_positive
 
 
+def _check_range(value, name):
+    """A pair ``(low, high)`` of positive finite floats with ``low <= high``."""
+    try:
+        pair = tuple(value)
+    except TypeError:
+        raise TypeError(f"{name} must be a pair (low, high), got "
+                        f"{type(value).__name__}") from None
+    if len(pair) != 2:
+        raise ValueError(f"{name} must be a pair (low, high), got {len(pair)} value(s)")
+    lo, hi = (check_positive(v, name) for v in pair)
+    if lo > hi:
+        raise ValueError(f"{name} must have low <= high, got ({lo}, {hi})")
+    return lo, hi
+
+
+def _check_perturb_input(means, covs):
+    """Means (Q, d) and covariances (Q, d, d) or variances (Q, d), validated."""
+    from ..transport.bures_kernels import check_gaussians
+
+    diagonal = np.ndim(covs) == 2
+    return check_gaussians(means, covs, np, "", diagonal=diagonal, dtype=np.float64)
+
+
 def _haar(rng, d):
     Q, R = np.linalg.qr(rng.standard_normal((d, d)))
     return Q * np.sign(np.diag(R))
@@ -44,7 +67,7 @@ def synthetic_patterns(n_patterns, dim, *, commuting=True, diagonal=False,
     diagonal : bool
         Return covariances as variances of shape (N, d) (implies commuting).
     eig_range : (float, float)
-        Covariance eigenvalues are uniform in this range.
+        Covariance eigenvalues are uniform in this range, ``0 < low <= high``.
     on_sphere : bool
         Rescale each spectrum to :math:`\operatorname{tr}\Sigma_i = d`, as the authors'
         code does, so that :math:`W_2^2(X_i, \delta_0) = \|\mu_i\|^2 + \operatorname{tr}
@@ -72,22 +95,19 @@ def synthetic_patterns(n_patterns, dim, *, commuting=True, diagonal=False,
     Raises
     ------
     TypeError
-        Non-integer ``n_patterns`` or ``dim``, non-real ``eig_range`` entries or
-        ``min_separation``, or an ``rng`` that is not None, an int or a
-        ``numpy.random.Generator``.
+        Non-integer ``n_patterns`` or ``dim``, an ``eig_range`` that is not a sequence or
+        has non-real entries, a non-real ``min_separation``, or an ``rng`` that is not
+        None, an int or a ``numpy.random.Generator``.
     ValueError
         ``n_patterns < 1``, ``dim < 1``, ``eig_range`` entries that are not finite and
-        positive or not exactly two of them, ``min_separation`` not finite and positive, or
-        a negative ``rng`` seed.
+        positive, not exactly two of them or in decreasing order, ``min_separation`` not
+        finite and positive, or a negative ``rng`` seed.
     RuntimeError
         ``min_separation`` so large that ``n_patterns`` patterns were not placed within
         ``100 n_patterns + 1000`` candidates.
 
     Notes
     -----
-    ``eig_range`` is not required to be increasing; ``numpy.random.Generator.uniform``
-    accepts either order.
-
     *Why a separation matters.* For two patterns at squared distance :math:`\Delta` (equal
     covariances, means :math:`\pm a`, :math:`\Delta = 4a^2`) the retrieval map on the line
     through them is :math:`x \mapsto a \tanh(2\beta a x)`; its midpoint is a stable fixed
@@ -133,7 +153,7 @@ def synthetic_patterns(n_patterns, dim, *, commuting=True, diagonal=False,
     """
     n = check_int(n_patterns, "n_patterns", minimum=1)
     d = check_int(dim, "dim", minimum=1)
-    lo, hi = (check_positive(v, "eig_range") for v in eig_range)
+    lo, hi = _check_range(eig_range, "eig_range")
     if min_separation is not None:
         min_separation = check_positive(min_separation, "min_separation")
     rng = check_rng(rng)
@@ -242,15 +262,16 @@ def perturb(means, covs, radius, *, commuting=False, method="exact", rng=None):
     ValueError
         ``radius`` negative or not finite; ``radius`` so large that a perturbed covariance
         would not be positive definite (the map ``I + E`` must stay positive definite);
-        ``means`` that is not 2-D; an unknown ``method``; a negative ``rng`` seed.
+        ``means`` that is not 2-D or not finite; ``covs`` not of shape (Q, d, d) or
+        (Q, d), not finite, or not symmetric positive definite (positive variances); an
+        unknown ``method``; a negative ``rng`` seed. The message names the argument.
     TypeError
-        Non-real ``radius``, or an ``rng`` that is not None, an int or a
-        ``numpy.random.Generator``.
+        Non-real ``radius``, complex or non-numeric ``means`` / ``covs``, or an ``rng``
+        that is not None, an int or a ``numpy.random.Generator``.
 
     Notes
     -----
-    ``covs`` are assumed symmetric positive definite and shaped like ``means``; this is not
-    checked. The query covariance is :math:`(I + E)\\Sigma(I + E)` with :math:`E`
+    The query covariance is :math:`(I + E)\\Sigma(I + E)` with :math:`E`
     symmetric, so :math:`x \\mapsto (I + E)x` is the optimal map and the covariance part
     of :math:`W_2^2` is exactly :math:`\\operatorname{tr}(E \\Sigma E) = r^2/2` [1]_.
 
@@ -274,7 +295,7 @@ def perturb(means, covs, radius, *, commuting=False, method="exact", rng=None):
     rng = check_rng(rng)
     radius = check_positive(radius, "radius", strict=False)
     check_choice(method, ("exact", "authors"), "method")
-    means, covs = np.asarray(means, dtype=float), np.asarray(covs, dtype=float)
+    means, covs = _check_perturb_input(means, covs)
     Q, d = means.shape
     step = rng.standard_normal((Q, d))
     step *= radius / np.sqrt(2) / np.linalg.norm(step, axis=1, keepdims=True)
@@ -321,6 +342,31 @@ def _authors_cov_perturbation(covs, half2, commuting, rng):
     return 0.5 * (new + new.transpose(0, 2, 1))
 
 
+def _check_retrieval(memory, result, true_index):
+    """``true_index`` as a host int array, after checking ``memory`` and ``result``."""
+    from .gaussian import GaussianMemory
+
+    if not isinstance(memory, GaussianMemory):
+        raise TypeError(f"memory must be a GaussianMemory, got {type(memory).__name__}")
+    if not all(hasattr(result, k) for k in ("means", "covs", "index")):
+        raise TypeError("result must be the output of memory.retrieve (with means, covs "
+                        f"and index), got {type(result).__name__}")
+    idx = np.asarray(to_host(true_index))
+    if idx.dtype.kind not in "iu" and not (idx.dtype.kind == "O" and all(
+            isinstance(v, (int, np.integer)) for v in idx.flat)):
+        raise TypeError(f"true_index must hold integers, got dtype {idx.dtype}")
+    idx = idx.astype(np.int64)
+    want = np.shape(to_host(result.index))
+    if idx.shape != want:
+        raise ValueError(f"true_index must have shape {want} (one per query of result), "
+                         f"got {idx.shape}")
+    n = memory.means.shape[0]
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise ValueError(f"true_index entries must be pattern indices in [0, {n}), got "
+                         f"range [{idx.min()}, {idx.max()}]")
+    return idx
+
+
 def retrieval_rate(memory, result, true_index, *, atol=None):
     """Fraction of queries retrieved: the stored pattern nearest (in W2) to the final state
     is the query's source pattern (and, with ``atol``, it lies within ``atol`` in W2).
@@ -346,14 +392,17 @@ def retrieval_rate(memory, result, true_index, *, atol=None):
 
     Raises
     ------
-    IndexError
-        An entry of ``true_index`` that is not a valid pattern index.
+    TypeError
+        ``memory`` not a :class:`~solvers.memory.GaussianMemory`, ``result`` without
+        ``means`` / ``covs`` / ``index``, or a ``true_index`` that does not hold integers.
+    ValueError
+        ``true_index`` not of the shape of ``result.index``, or with an entry outside
+        ``[0, N)``.
 
     Notes
     -----
     Arrays on the GPU (CuPy) are copied to the host. ``result`` is assumed to come from
-    ``memory.retrieve`` for a batch of queries; shapes are not checked beyond what numpy
-    indexing and broadcasting enforce.
+    ``memory.retrieve`` on ``memory``.
 
     References
     ----------
@@ -374,7 +423,7 @@ def retrieval_rate(memory, result, true_index, *, atol=None):
     """
     from ..transport.bures import bures_wasserstein_distance
 
-    idx = to_host(true_index)
+    idx = _check_retrieval(memory, result, true_index)
     m = to_host(memory.means)[idx]
     S = to_host(memory.covs)[idx]
     rm, rS = to_host(result.means), to_host(result.covs)

@@ -7,6 +7,7 @@ from .._lib.validation import (as_float_array, check_finite, check_positive, che
                                check_choice)
 from ..lse import logsumexp, softmax
 from .._lib.namespace import is_dask_array
+from .._lib.validation import check_callback
 from ._dask import retrieve_dask
 from ._retrieval import _VectorGeometry, _iterate, _lse_backend, _no_live_output, _result
 
@@ -243,7 +244,8 @@ class VectorMemory:
             ``x`` not 1-D or 2-D, of a dimension other than the patterns', or holding
             NaN/inf; ``maxiter < 0``; ``tol`` negative or not finite.
         TypeError
-            Complex or non-numeric ``x``, non-integer ``maxiter`` or non-real ``tol``.
+            Complex or non-numeric ``x``, non-integer ``maxiter``, non-real ``tol`` or a
+            ``callback`` that is not callable.
 
         References
         ----------
@@ -260,6 +262,7 @@ class VectorMemory:
         """
         maxiter = check_int(maxiter, "maxiter", minimum=0)
         tol = check_positive(tol, "tol", strict=False)
+        check_callback(callback)
         if is_dask_array(x):
             _no_live_output(callback, progress)
             payload = ("vector", (self._be.to_input(self.patterns), self.beta),

@@ -8,6 +8,7 @@ Options are checked against the solver's signature: an unknown option is a ``Typ
 naming the method and listing the options it accepts, never silently ignored.
 """
 from .._lib.router import Router
+from .._lib.validation import check_callback
 
 _ROUTER = Router("minimize", {
     "cbo": "solvers.optimize.cbo:_minimize_cbo_adapter",
@@ -23,7 +24,16 @@ def register_method(name, func, *, takes_x0=True):
     """Register ``func(fun, x0, **options)`` under ``name`` (lower case).
 
     ``takes_x0=False`` marks solvers whose start is optional (``x0=None`` is allowed).
+
+    Raises
+    ------
+    TypeError
+        ``name`` not a string, or ``func`` not callable.
+    ValueError
+        An empty ``name``.
     """
+    if not callable(func):
+        raise TypeError(f"func must be callable, got {type(func).__name__}")
     _ROUTER.register(name, func)
     if not takes_x0:
         _OPTIONAL_X0.add(name.lower())
@@ -63,7 +73,7 @@ def minimize(fun, x0=None, method="cbo", *, bounds=None, callback=None, options=
     ValueError
         Unknown method.
     TypeError
-        An option the method does not accept.
+        An option the method does not accept, or a ``callback`` that is not callable.
 
     See Also
     --------
@@ -83,6 +93,7 @@ def minimize(fun, x0=None, method="cbo", *, bounds=None, callback=None, options=
     >>> bool(np.allclose(res.x, 1.0, atol=1e-2))
     True
     """
+    check_callback(callback)
     func = _ROUTER.solver(method)
     opts = _ROUTER.options(method, options, kwargs, bounds=bounds, callback=callback)
     if x0 is None and method.lower() not in _OPTIONAL_X0:

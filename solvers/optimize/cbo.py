@@ -34,6 +34,7 @@ from .._lib.backend import resolve_backend
 from .._lib.rng import Draws
 from .._lib.validation import (as_float_array, check_choice, check_finite, check_int,
                                check_positive)
+from .._lib.validation import check_callback, promote_float16
 from .._lib.host import to_host, to_float
 from .._lib.results import Status, make_result, call_callback, Progress
 from ..lse import softmax, logsumexp
@@ -797,12 +798,13 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     >>> def rastrigin(x):
     ...     return 10 * x.shape[0] + np.sum(x**2 - 10 * np.cos(2 * np.pi * x), axis=0)
     >>> res = minimize_cbo(rastrigin, bounds=[(-3, 3)] * 5, vectorized=True, rng=0,
-    ...                    maxfev=20_000)
-    >>> bool(np.max(np.abs(res.x)) < 1e-6), res.nfev <= 20_000
+    ...                    maxfev=50_000)
+    >>> bool(np.max(np.abs(res.x)) < 1e-6), res.nfev <= 50_000
     (True, True)
     """
     if not callable(fun):
         raise TypeError(f"fun must be callable, got {type(fun).__name__}")
+    check_callback(callback)
     if bounds is None and x0 is None:
         raise ValueError("minimize_cbo needs bounds (the start box) or x0")
     o = {k: v for k, v in locals().items() if k not in ("fun", "bounds", "x0")}
@@ -811,7 +813,7 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     be = resolve_backend(backend, xp)
     cx, dtype, x0_dev = be.xp, be.xp.float64, None
     if x0 is not None:
-        x0_dev = as_float_array(be.to_device(x0), cx, "x0", ndim=1)
+        x0_dev = promote_float16(as_float_array(be.to_device(x0), cx, "x0", ndim=1), cx)
         check_finite(x0_dev, cx, "x0")
         dtype, d = x0_dev.dtype, x0_dev.shape[0]
         if d == 0:

@@ -91,7 +91,7 @@ def _from_bqm(bqm):
     return Q, c, float(off), _vartype_name(bqm.vartype), variables
 
 
-def _from_dict(d):
+def _from_dict(d, name="Q"):
     labels = {}
     ints = all(isinstance(k, tuple) and len(k) == 2
                and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0
@@ -99,7 +99,7 @@ def _from_dict(d):
     rows, cols, vals = [], [], []
     for key, w in d.items():
         if not (isinstance(key, tuple) and len(key) == 2):
-            raise TypeError(f"Q as a dict needs keys (i, j), got key {key!r}")
+            raise TypeError(f"{name} as a dict needs keys (i, j), got key {key!r}")
         if ints:
             i, j = int(key[0]), int(key[1])
         else:
@@ -120,8 +120,12 @@ def _from_dict(d):
     return Q, variables
 
 
-def parse_qubo(Q, c=None, offset=0.0, vartype="binary", *, allow_stack=True):
+def parse_qubo(Q, c=None, offset=0.0, vartype="binary", *, allow_stack=True, name="Q",
+               c_name="c", offset_name="offset"):
     """Validate a QUBO given in any supported form and return a :class:`Qubo`.
+
+    ``name``, ``c_name`` and ``offset_name`` are the public names of ``Q``, ``c`` and
+    ``offset`` used in error messages (e.g. ``"objectives[1]"``).
 
     Raises
     ------
@@ -134,64 +138,67 @@ def parse_qubo(Q, c=None, offset=0.0, vartype="binary", *, allow_stack=True):
     variables = None
     if is_bqm(Q):
         if c is not None:
-            raise TypeError("c cannot be given with a BinaryQuadraticModel (its linear "
-                            "biases are used)")
+            raise TypeError(f"{c_name} cannot be given with a BinaryQuadraticModel (its "
+                            "linear biases are used)")
         Q, c, bqm_offset, vartype, variables = _from_bqm(Q)
         offset = bqm_offset + float(offset)
     elif isinstance(Q, dict):
-        Q, variables = _from_dict(Q)
+        Q, variables = _from_dict(Q, name)
 
     if sps.issparse(Q):
         if Q.ndim != 2 or Q.shape[0] != Q.shape[1]:
-            raise ValueError(f"Q must be a square matrix, got shape {Q.shape}")
+            raise ValueError(f"{name} must be a square matrix, got shape {Q.shape}")
         Q = sps.csr_matrix(Q, dtype=np.float64)
         if not np.all(np.isfinite(Q.data)):
-            raise ValueError("Q must be finite; it holds NaN or inf entries")
+            raise ValueError(f"{name} must be finite; it holds NaN or inf entries")
         xp = array_namespace(np.empty(0))
         n = Q.shape[0]
         if c is not None:
             if sps.issparse(c):
                 c = c.toarray().ravel()
-            c = as_float_array(c, xp, "c", ndim=1)
+            c = as_float_array(c, xp, c_name, ndim=1)
             if c.shape[0] != n:
-                raise ValueError(f"c must have shape ({n},) to match Q, got {tuple(c.shape)}")
-            check_finite(c, xp, "c")
-        offset = _check_offset(offset, xp, ())
+                raise ValueError(f"{c_name} must have shape ({n},) to match {name}, "
+                                 f"got {tuple(c.shape)}")
+            check_finite(c, xp, c_name)
+        offset = _check_offset(offset, xp, (), name=offset_name)
         return Qubo(Q, c, offset, vartype, variables, xp, True)
 
     xp = array_namespace(Q, c)
-    Q = as_float_array(Q, xp, "Q", ndim=(2, 3) if allow_stack else 2)
+    Q = as_float_array(Q, xp, name, ndim=(2, 3) if allow_stack else 2)
     if Q.shape[-1] != Q.shape[-2]:
-        raise ValueError(f"Q must be square (n, n){' or a stack (k, n, n)' if allow_stack else ''}"
-                         f", got shape {tuple(Q.shape)}")
-    check_finite(Q, xp, "Q")
+        stack = " or a stack (k, n, n)" if allow_stack else ""
+        raise ValueError(f"{name} must be square (n, n){stack}, got shape {tuple(Q.shape)}")
+    check_finite(Q, xp, name)
     n = Q.shape[-1]
     batch = tuple(Q.shape[:-2])
     if c is not None:
-        c = as_float_array(c, xp, "c", ndim=(1, 2) if batch else 1)
+        c = as_float_array(c, xp, c_name, ndim=(1, 2) if batch else 1)
         if c.shape[-1] != n or (c.ndim == 2 and tuple(c.shape[:-1]) != batch):
             want = f"({n},)" + (f" or {batch + (n,)}" if batch else "")
-            raise ValueError(f"c must have shape {want} to match Q, got {tuple(c.shape)}")
-        check_finite(c, xp, "c")
+            raise ValueError(f"{c_name} must have shape {want} to match {name}, "
+                             f"got {tuple(c.shape)}")
+        check_finite(c, xp, c_name)
         if c.dtype != Q.dtype:
             dt = xp.result_type(c, Q)
             Q, c = xp.astype(Q, dt), xp.astype(c, dt)
-    offset = _check_offset(offset, xp, batch, Q.dtype)
+    offset = _check_offset(offset, xp, batch, Q.dtype, name=offset_name)
     return Qubo(Q, c, offset, vartype, variables, xp, False)
 
 
-def _check_offset(offset, xp, batch, dtype=None):
+def _check_offset(offset, xp, batch, dtype=None, *, name="offset"):
     if isinstance(offset, (int, float, np.integer, np.floating)) and not isinstance(offset, bool):
         value = float(offset)
         if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError(f"offset must be finite, got {value}")
+            raise ValueError(f"{name} must be finite, got {value}")
         return value
-    off = as_float_array(offset, xp, "offset", ndim=(0, 1))
-    check_finite(off, xp, "offset")
+    off = as_float_array(offset, xp, name, ndim=(0, 1))
+    check_finite(off, xp, name)
     if off.ndim == 0:
         return float(off)
     if tuple(off.shape) != batch:
-        raise ValueError(f"offset must be a scalar or have shape {batch}, got {tuple(off.shape)}")
+        raise ValueError(f"{name} must be a scalar or have shape {batch}, "
+                         f"got {tuple(off.shape)}")
     return xp.astype(off, dtype) if dtype is not None else off
 
 

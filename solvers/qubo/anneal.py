@@ -158,9 +158,12 @@ def _check_betas(beta_schedule, beta_range, n_sweeps, default):
     if beta_range is None:
         beta_range = default()
     else:
-        if len(beta_range) != 2:
+        if not hasattr(beta_range, "__len__") or len(beta_range) != 2:
             raise ValueError(f"beta_range must be (beta_hot, beta_cold), got {beta_range!r}")
         beta_range = tuple(check_positive(b, "beta_range entries") for b in beta_range)
+        if beta_range[0] > beta_range[1]:
+            raise ValueError("beta_range must be (beta_hot, beta_cold) with beta_hot <= "
+                             f"beta_cold (annealing cools), got {beta_range}")
     return _schedule(beta_range, n_sweeps, kind)
 
 
@@ -243,7 +246,8 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
         Bad ``Q`` (non-square, stacked, NaN or inf), ``c`` or ``offset`` of the wrong shape;
         an unknown ``method``, ``vartype``, ``coupling_dtype``, ``backend`` or
         ``beta_schedule`` name; a ``beta_schedule`` sequence that is not 1-d, empty or
-        negative; a ``beta_range`` that is not two positive finite numbers; ``n_reads``,
+        negative; a ``beta_range`` that is not two positive finite numbers in increasing
+        order (``beta_hot <= beta_cold``); ``n_reads``,
         ``maxiter`` or ``n_sweeps`` < 1, or ``maxiter != n_sweeps``; ``x0`` of the wrong
         shape or with entries outside the vartype's values; ``workers`` 0 or below -1,
         ``workers`` with a callback or a non-Numba backend; or ``backend="cupy"`` without

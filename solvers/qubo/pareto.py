@@ -36,14 +36,13 @@ def pareto_front(points):
     Raises
     ------
     ValueError
-        ``points`` not 2-d.
+        ``points`` not 2-d, or holding NaN or inf.
     TypeError
         ``points`` complex or not numeric.
 
     Notes
     -----
-    ``points`` are assumed finite; this is not checked. A NaN compares false, so a row
-    holding one is neither dominated nor dominating and is kept. Cost ``O(m^2 k)``.
+    Cost ``O(m^2 k)``.
 
     References
     ----------
@@ -60,6 +59,14 @@ def pareto_front(points):
     P = _real_array(points, "points")
     if P.ndim != 2:
         raise ValueError(f"points must have shape (m, k), got {P.shape}")
+    if not np.all(np.isfinite(P)):
+        raise ValueError(f"points must be finite; they hold {int(np.isnan(P).sum())} NaN and "
+                         f"{int(np.isinf(P).sum())} inf value(s)")
+    return _nondominated(P)
+
+
+def _nondominated(P):
+    """The mask of :func:`pareto_front` for a checked finite ``(m, k)`` float array."""
     m = P.shape[0]
     keep = np.ones(m, dtype=bool)
     for i in range(m):
@@ -137,7 +144,7 @@ def hypervolume(points, reference):
     P = P[np.all(P < r, axis=1)]
     if P.shape[0] == 0:
         return 0.0
-    P = P[pareto_front(P)]
+    P = P[_nondominated(P)]
     return float(_hv(P, r))
 
 
@@ -160,14 +167,14 @@ def _hv(P, r):
         height = top - P[i, -1]
         if height > 0:
             S = P[: i + 1, :-1]
-            total += height * _hv(S[pareto_front(S)], r[:-1])
+            total += height * _hv(S[_nondominated(S)], r[:-1])
     return total
 
 
 def _weight_vectors(weights, k):
     """The ``(m, k)`` weight vectors: a grid for an int, else checked real, finite, >= 0."""
-    if isinstance(weights, (int, np.integer)):
-        return weight_grid(k, weights)
+    if isinstance(weights, (int, np.integer)) and not isinstance(weights, bool):
+        return weight_grid(k, check_int(weights, "weights", minimum=1))
     W = _real_array(weights, "weights")
     if W.ndim != 2 or W.shape[1] != k:
         raise ValueError(f"weights must be an int or have shape (m, {k}), got {W.shape}")
@@ -382,7 +389,7 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
         span = np.where(hi > lo, hi - lo, 1.0)
         reference = hi + 0.1 * span
     reference = np.asarray(reference, dtype=np.float64)
-    mask = pareto_front(values)
+    mask = _nondominated(values)
     return OptimizeResult(weights=W, solutions=solutions, objective_values=values,
                           front=values[mask],
                           front_solutions=solutions[mask],

@@ -19,7 +19,7 @@ objective and a weight sweep covers the Pareto front unevenly. ``scale_qubos`` p
 import numpy as np
 import scipy.sparse as sps
 
-from solvers._lib import check_choice
+from solvers._lib import check_choice, to_host
 from ._input import parse_qubo
 from .moments import qubo_moments
 
@@ -72,13 +72,19 @@ def as_objective(obj, vartype="binary"):
     >>> as_objective({(0, 1): 2.0}).Q.toarray().tolist()
     [[0.0, 2.0], [0.0, 0.0]]
     """
+    return _as_objective(obj, vartype, "obj")
+
+
+def _as_objective(obj, vartype, name):
+    """:func:`as_objective` with error messages naming ``name`` (the public argument)."""
     if isinstance(obj, tuple):
         if not 1 <= len(obj) <= 3:
-            raise ValueError("an objective must be Q, (Q, c) or (Q, c, offset), got a tuple "
+            raise ValueError(f"{name} must be Q, (Q, c) or (Q, c, offset), got a tuple "
                              f"of length {len(obj)}")
-        q = parse_qubo(*obj, vartype=vartype, allow_stack=False)
+        q = parse_qubo(*obj, vartype=vartype, allow_stack=False, name=f"Q of {name}",
+                       c_name=f"c of {name}", offset_name=f"offset of {name}")
     else:
-        q = parse_qubo(obj, vartype=vartype, allow_stack=False)
+        q = parse_qubo(obj, vartype=vartype, allow_stack=False, name=name)
     c = q.c
     if c is None:
         c = q.xp.zeros(q.n, dtype=np.float64 if q.sparse else q.Q.dtype)
@@ -92,7 +98,7 @@ def _objectives(objectives, vartype):
             or hasattr(objectives, "shape") or sps.issparse(objectives)):
         raise TypeError("objectives must be a sequence of QUBOs (Q, (Q, c), (Q, c, offset), "
                         "dicts or BinaryQuadraticModels)")
-    parsed = [as_objective(o, vartype) for o in objectives]
+    parsed = [_as_objective(o, vartype, f"objectives[{i}]") for i, o in enumerate(objectives)]
     if not parsed:
         raise ValueError("objectives is empty")
     sizes = {q.n for q in parsed}
@@ -274,6 +280,27 @@ def scalarize(objectives, weights, *, vartype="binary"):
     return Q, c, offset
 
 
+def _check_states(X, n, vartype, name="X"):
+    """``X`` as a float64 host array of shape ``(n,)`` or ``(m, n)`` with entries in the
+    domain of ``vartype`` (``{0, 1}`` or ``{-1, +1}``)."""
+    arr = np.asarray(to_host(X))
+    if arr.dtype.kind not in "biufO":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    try:
+        Xf = arr.astype(np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must hold real numbers") from None
+    if Xf.ndim not in (1, 2) or Xf.shape[-1] != n:
+        raise ValueError(f"{name} must have shape ({n},) or (m, {n}) to match the objective, "
+                         f"got {Xf.shape}")
+    domain = (0.0, 1.0) if vartype == "binary" else (-1.0, 1.0)
+    if not np.all((Xf == domain[0]) | (Xf == domain[1])):
+        bad = Xf[(Xf != domain[0]) & (Xf != domain[1])].flat[0]
+        raise ValueError(f"{name} must hold {vartype} values {{{domain[0]:g}, {domain[1]:g}}}, "
+                         f"got {bad}")
+    return Xf
+
+
 def qubo_energy(objective, X, *, vartype="binary"):
     """Evaluate one objective on samples ``X`` (``(m, n)`` or ``(n,)``) in its vartype.
 
@@ -297,15 +324,16 @@ def qubo_energy(objective, X, *, vartype="binary"):
     ------
     ValueError
         A malformed objective (see :func:`~solvers.qubo.scaling.as_objective`), or ``X``
-        whose last axis is not ``n``, with more than 2 dimensions or non-numeric entries
-        (raised by NumPy).
+        whose last axis is not ``n``, with more than 2 dimensions, or with an entry
+        outside the objective's domain (``{0, 1}`` binary, ``{-1, +1}`` spin; NaN
+        included).
     TypeError
-        A malformed dict objective, or ``c`` given with a BinaryQuadraticModel.
+        A malformed dict objective, ``c`` given with a BinaryQuadraticModel, or ``X``
+        complex or not numeric.
 
     Notes
     -----
-    The entries of ``X`` are not checked against ``vartype``: the polynomial is
-    evaluated at whatever real values are passed. Computed on the host in float64.
+    Computed on the host in float64 (device arrays are copied explicitly).
 
     References
     ----------
@@ -319,8 +347,8 @@ def qubo_energy(objective, X, *, vartype="binary"):
     >>> qubo_energy((np.array([[1.0, 2.0], [0.0, -1.0]]), np.zeros(2), 3.0), [[1, 1], [0, 1]])
     array([5., 2.])
     """
-    q = as_objective(objective, vartype)
-    Xf = np.asarray(X, dtype=np.float64)
+    q = _as_objective(objective, vartype, "objective")
+    Xf = _check_states(X, q.n, q.vartype)
     single = Xf.ndim == 1
     Xf = np.atleast_2d(Xf)
     if q.sparse:

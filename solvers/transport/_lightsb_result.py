@@ -454,6 +454,20 @@ class SchrodingerBridgeResult(OptimizeResult):
 
 
 
+def _cholesky_S(S, xp):
+    """Cholesky factor of the symmetrised full ``S``; ``ValueError`` naming ``S`` when it is
+    not numerically positive definite (a singular matrix passes the eigenvalue check by
+    rounding, then fails here)."""
+    try:
+        q = xp.linalg.cholesky(0.5 * (S + xp.matrix_transpose(S)))
+    except np.linalg.LinAlgError:
+        q = None
+    if q is None or not bool(xp.all(xp.isfinite(q))):  # CuPy returns NaN instead of raising
+        raise ValueError("S must be numerically positive definite: its Cholesky "
+                         "factorisation failed (a singular matrix?)")
+    return q
+
+
 def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
     """Build a :class:`SchrodingerBridgeResult` from given LightSB parameters.
 
@@ -470,7 +484,8 @@ def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
     Returns
     -------
     SchrodingerBridgeResult
-        With ``log_alpha`` normalised to log-sum-exp zero, ``nit=0`` and ``fun=nan``.
+        With ``log_alpha`` normalised to log-sum-exp zero, ``nit=0`` and ``fun=None`` (no
+        loss was minimised).
 
     Raises
     ------
@@ -514,12 +529,12 @@ def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
         raise ValueError("diagonal S must have positive entries (it is a covariance scale)")
     if kind == "full":
         check_positive_definite(S, xp, "S")
-    q = xp.log(S) if kind == "diag" else xp.linalg.cholesky(0.5 * (S + xp.matrix_transpose(S)))
+    q = xp.log(S) if kind == "diag" else _cholesky_S(S, xp)
     la = la - logsumexp(la, backend="auto")
     params = Params(la, r, q, kind)
     res = SchrodingerBridgeResult(
         log_alpha=be.to_input(la), r=be.to_input(r), S=be.to_input(S_matrices(params, xp)),
-        epsilon=epsilon, covariance=kind, fun=math.nan, loss=np.zeros(0), nit=0,
+        epsilon=epsilon, covariance=kind, fun=None, loss=np.zeros(0), nit=0,
         success=True, status=0, message="built from parameters", optimizer=None,
         n_components=r.shape[0], backend=backend, fit_seconds=0.0)
     return res._attach(params)

@@ -34,8 +34,10 @@ import numpy as np
 
 from .._lib.host import to_host
 from .._lib.rng import check_rng
-from .._lib.validation import check_int, check_positive
+from .._lib.validation import (as_float_array, check_finite, check_int, check_positive,
+                               check_shape)
 from .bures import bures_wasserstein_distance
+from .bures_kernels import check_gaussians
 
 __all__ = ["BenchmarkPair", "make_pair", "bw2_squared", "bw_uvp", "cbw_uvp",
            "PUBLISHED_LIGHTSB_CBW_UVP"]
@@ -55,6 +57,8 @@ def bw2_squared(m1, S1, m2, S2):
     ----------
     m1, m2 : array, shape (..., d)
     S1, S2 : array, shape (..., d, d)
+        As in :func:`~solvers.transport.bures_wasserstein_distance`: finite symmetric
+        positive semi-definite, each mean with the batch shape of its covariance.
 
     Returns
     -------
@@ -66,12 +70,13 @@ def bw2_squared(m1, S1, m2, S2):
     TypeError
         Complex or non-numeric input, or arrays from different array libraries.
     ValueError
-        Shapes that do not broadcast (raised by the underlying array operations).
+        Invalid means or covariances (see
+        :func:`~solvers.transport.bures_wasserstein_distance`); the message names the
+        argument.
 
     Notes
     -----
-    A thin wrapper of :func:`~solvers.transport.bures_wasserstein_distance`: covariances
-    are assumed symmetric positive semi-definite and finite, and are not validated.
+    A thin wrapper of :func:`~solvers.transport.bures_wasserstein_distance`.
 
     References
     ----------
@@ -87,6 +92,22 @@ def bw2_squared(m1, S1, m2, S2):
     1.0
     """
     return 0.5 * bures_wasserstein_distance(m1, S1, m2, S2, squared=True)
+
+
+def _check_potential(weights, means, covariances):
+    """The mixture potential of a :class:`BenchmarkPair`: positive weights (N,), finite
+    means (N, D), symmetric positive definite covariances (N, D, D), N >= 1."""
+    means, covariances = check_gaussians(means, covariances, np, "", diagonal=False,
+                                         names=("means", "covariances"), dtype=np.float64)
+    if means.shape[0] == 0:
+        raise ValueError("means must hold at least one mixture component, got shape "
+                         f"{means.shape}")
+    weights = as_float_array(weights, np, "weights", ndim=1, dtype=np.float64)
+    check_shape(weights, (means.shape[0],), "weights")
+    check_finite(weights, np, "weights")
+    if np.any(weights <= 0):
+        raise ValueError("weights must be positive")
+    return weights, means, covariances
 
 
 class BenchmarkPair:
@@ -134,16 +155,12 @@ class BenchmarkPair:
     Raises
     ------
     ValueError
-        ``epsilon`` not finite or ``<= 0``, or a negative ``seed``.
+        ``epsilon`` not finite or ``<= 0``, or a negative ``seed``; ``weights`` not
+        positive and finite or not of shape (N,); ``means`` not finite, not 2-d or empty;
+        ``covariances`` not finite, not of shape (N, D, D), or not symmetric positive
+        definite. The message names the argument.
     TypeError
-        ``epsilon`` not a real number.
-    numpy.linalg.LinAlgError
-        Singular ``covariances``.
-
-    Notes
-    -----
-    Shapes, positivity of the weights and definiteness of the covariances are not checked;
-    they are assumed as documented (:func:`make_pair` guarantees them).
+        ``epsilon`` not a real number; complex or non-numeric arrays.
 
     References
     ----------
@@ -163,9 +180,8 @@ class BenchmarkPair:
     """
 
     def __init__(self, weights, means, covariances, epsilon, *, rotated=False, seed=0):
-        self.weights = np.asarray(weights, dtype=np.float64)
-        self.means = np.asarray(means, dtype=np.float64)
-        self.covariances = np.asarray(covariances, dtype=np.float64)
+        self.weights, self.means, self.covariances = _check_potential(weights, means,
+                                                                      covariances)
         self.epsilon = check_positive(epsilon, "epsilon")
         self.dim = self.means.shape[1]
         self.rotated = bool(rotated)
@@ -463,6 +479,15 @@ def _moments(y):
     return m, np.swapaxes(c, -1, -2) @ c / (y.shape[-2] - 1)
 
 
+def _check_model_pair(model, pair):
+    """``TypeError`` naming ``model`` / ``pair`` unless they are a fitted bridge and a pair."""
+    if not all(callable(getattr(model, a, None)) for a in ("sample", "conditional_moments")):
+        raise TypeError("model must have sample() and conditional_moments() methods (e.g. a "
+                        f"SchrodingerBridgeResult), got {type(model).__name__}")
+    if not isinstance(pair, BenchmarkPair):
+        raise TypeError(f"pair must be a BenchmarkPair, got {type(pair).__name__}")
+
+
 def bw_uvp(model, pair, *, n_samples=10_000, exact=False, rng=None):
     """BW2-UVP (%) between the model's and the true second marginal :math:`p_1`.
 
@@ -490,10 +515,12 @@ def bw_uvp(model, pair, *, n_samples=10_000, exact=False, rng=None):
     Raises
     ------
     ValueError
-        ``n_samples < 1``, a negative ``rng`` seed, or inputs the model rejects.
+        ``n_samples < 2`` (``< 1`` with ``exact=True``), a negative ``rng`` seed, or inputs
+        the model rejects.
     TypeError
-        ``rng`` that is not None, an int or a ``numpy.random.Generator``; non-integer
-        ``n_samples``.
+        ``model`` without ``sample`` / ``conditional_moments`` methods, ``pair`` not a
+        :class:`BenchmarkPair`, ``rng`` that is not None, an int or a
+        ``numpy.random.Generator``; non-integer ``n_samples``.
 
     References
     ----------
@@ -509,6 +536,8 @@ def bw_uvp(model, pair, *, n_samples=10_000, exact=False, rng=None):
     >>> round(bw_uvp(pair.bridge(), pair, n_samples=200, exact=True, rng=0), 6)
     0.0
     """
+    _check_model_pair(model, pair)
+    n_samples = check_int(n_samples, "n_samples", minimum=1 if exact else 2)
     gen = check_rng(rng)
     x = pair.sample_x0(n_samples, gen)
     if exact:
@@ -555,11 +584,14 @@ def cbw_uvp(model, pair, *, x=None, n_inputs=1000, n_samples=1000, exact=False, 
     Raises
     ------
     ValueError
-        ``n_samples < 2`` (sample version), ``n_inputs < 1``, a negative ``rng`` seed, or
-        ``x`` whose number of columns is not the pair's dimension (or that holds NaN).
+        ``n_samples < 2`` (sample version), ``n_inputs < 1``, ``chunk < 1``, a negative
+        ``rng`` seed, or ``x`` that is empty, not 2-d, holds NaN/inf or whose number of
+        columns is not the pair's dimension.
     TypeError
-        ``rng`` that is not None, an int or a ``numpy.random.Generator``; non-integer
-        ``n_samples``.
+        ``model`` without ``sample`` / ``conditional_moments`` methods, ``pair`` not a
+        :class:`BenchmarkPair`, ``rng`` that is not None, an int or a
+        ``numpy.random.Generator``; non-integer ``n_samples``, ``n_inputs`` or ``chunk``;
+        complex or non-numeric ``x``.
 
     References
     ----------
@@ -575,10 +607,17 @@ def cbw_uvp(model, pair, *, x=None, n_inputs=1000, n_samples=1000, exact=False, 
     >>> cbw_uvp(pair.bridge(), pair, n_inputs=10, exact=True)
     0.0
     """
+    _check_model_pair(model, pair)
+    if chunk is not None:
+        chunk = check_int(chunk, "chunk", minimum=1)
     gen = check_rng(rng)
     if x is None:
-        x = pair.sample_x0(n_inputs, gen)
-    x = np.asarray(x, dtype=np.float64)
+        x = pair.sample_x0(check_int(n_inputs, "n_inputs", minimum=1), gen)
+    x = as_float_array(x, np, "x", ndim=2)
+    check_shape(x, (None, pair.dim), "x")
+    check_finite(x, np, "x")
+    if x.shape[0] == 0:
+        raise ValueError("x must hold at least one input, got shape (0, D)")
     norm = 0.5 * pair.var_x1
     if exact:
         m1, C1 = (to_host(a) for a in model.conditional_moments(x))

@@ -9,6 +9,8 @@ The trace term is the squared Bures distance. Matrix square roots go through a s
 eigendecomposition with eigenvalues clipped at zero, so a ``-1e-16`` rounding eigenvalue
 never produces NaN (POT's numpy ``sqrtm`` does).
 """
+from numpy import broadcast_shapes
+
 from .._lib.backend import resolve_backend
 from .._lib.namespace import array_namespace
 from .._lib.validation import as_float_array, check_finite, check_positive_definite
@@ -44,13 +46,14 @@ def sqrtm_psd(S, *, inverse=False, backend="auto"):
     TypeError
         Complex or non-numeric ``S``.
     ValueError
-        ``S`` with fewer than two dimensions or non-square trailing dimensions.
+        ``S`` with fewer than two dimensions, non-square trailing dimensions, or NaN /
+        inf entries.
 
     Notes
     -----
-    Symmetry, definiteness and finiteness are not checked: the input is symmetrised and
-    negative eigenvalues are clipped to zero, so an indefinite matrix silently gets the
-    root of its PSD part, and NaN input gives NaN output.
+    Symmetry and definiteness are not checked: the input is symmetrised and negative
+    eigenvalues are clipped to zero, so an indefinite matrix silently gets the root of its
+    PSD part.
 
     References
     ----------
@@ -73,8 +76,27 @@ def sqrtm_psd(S, *, inverse=False, backend="auto"):
     if S.ndim < 2 or S.shape[-1] != S.shape[-2]:
         raise ValueError(f"S must be a stack of square matrices (..., d, d), got shape "
                          f"{tuple(S.shape)}")
+    check_finite(S, xp, "S")
     _, R, Rinv = _roots(S, xp)
     return be.to_input(Rinv if inverse else R)
+
+
+def _check_gaussian(m, S, xp, mname, sname):
+    """Means ``(..., d)`` and covariances ``(..., d, d)`` of the same batch shape: finite,
+    symmetric positive semi-definite. Errors name ``mname`` / ``sname``."""
+    m, S = as_float_array(m, xp, mname), as_float_array(S, xp, sname)
+    if m.ndim < 1:
+        raise ValueError(f"{mname} must have shape (..., d), got a scalar")
+    if S.ndim < 2 or S.shape[-1] != S.shape[-2]:
+        raise ValueError(f"{sname} must be square matrices (..., d, d), got shape "
+                         f"{tuple(S.shape)}")
+    want = tuple(m.shape) + (m.shape[-1],)
+    if tuple(S.shape) != want:
+        raise ValueError(f"{sname} must have shape {want} to match {mname} with shape "
+                         f"{tuple(m.shape)}, got {tuple(S.shape)}")
+    check_finite(m, xp, mname)
+    check_positive_definite(S, xp, sname, semi=True)
+    return m, S
 
 
 def bures_wasserstein_distance(m1, S1, m2, S2, *, squared=True):
@@ -84,7 +106,9 @@ def bures_wasserstein_distance(m1, S1, m2, S2, *, squared=True):
     ----------
     m1, m2 : array, shape (..., d)
     S1, S2 : array, shape (..., d, d)
-        Broadcast against each other (a stack against one Gaussian works).
+        Finite symmetric positive semi-definite covariances. Each mean has the batch
+        shape of its covariance (``m1.shape[:-1] == S1.shape[:-2]``); the two Gaussians
+        broadcast against each other (a stack against one Gaussian works).
     squared : bool
         Return :math:`W_2^2` (default) or :math:`W_2`.
 
@@ -98,15 +122,16 @@ def bures_wasserstein_distance(m1, S1, m2, S2, *, squared=True):
     TypeError
         Complex or non-numeric input, or arrays from different array libraries.
     ValueError
-        Covariances with fewer than two dimensions, or means and covariances whose
-        shapes do not broadcast (raised by the underlying array operations).
+        Non-finite means or covariances; covariances that are not square, symmetric or
+        positive semi-definite; a mean whose shape does not match its covariance; two
+        Gaussians of different dimension or batch shapes that do not broadcast. The
+        message names the argument.
 
     Notes
     -----
-    No validation beyond the dtype: covariances are assumed symmetric positive
-    semi-definite (they are symmetrised and negative eigenvalues clipped, see
-    :func:`sqrtm_psd`) and finite; NaN input gives NaN output. Use
-    :func:`bures_wasserstein_cdist` for validated, batched all-pairs distances.
+    Rounding-level negative eigenvalues of a covariance are clipped at zero (see
+    :func:`sqrtm_psd`). Use :func:`bures_wasserstein_cdist` for batched all-pairs
+    distances.
 
     References
     ----------
@@ -123,8 +148,16 @@ def bures_wasserstein_distance(m1, S1, m2, S2, *, squared=True):
     4.0
     """
     xp = array_namespace(m1, S1, m2, S2)
-    m1, m2 = as_float_array(m1, xp, "m1"), as_float_array(m2, xp, "m2")
-    S1, S2 = as_float_array(S1, xp, "S1"), as_float_array(S2, xp, "S2")
+    m1, S1 = _check_gaussian(m1, S1, xp, "m1", "S1")
+    m2, S2 = _check_gaussian(m2, S2, xp, "m2", "S2")
+    if m1.shape[-1] != m2.shape[-1]:
+        raise ValueError(f"m2 must have the dimension d = {m1.shape[-1]} of m1, got "
+                         f"{m2.shape[-1]}")
+    try:
+        broadcast_shapes(tuple(m1.shape[:-1]), tuple(m2.shape[:-1]))
+    except ValueError:
+        raise ValueError(f"the stacks m1 / S1 (batch shape {tuple(m1.shape[:-1])}) and "
+                         f"m2 / S2 (batch shape {tuple(m2.shape[:-1])}) do not broadcast") from None
     _, R1, _ = _roots(S1, xp)
     _, cross, _ = _roots(R1 @ S2 @ R1, xp)
     trace = (xp.linalg.trace(S1) + xp.linalg.trace(S2) - 2 * xp.linalg.trace(cross))
@@ -390,7 +423,8 @@ def bures_wasserstein_barycenter(means, covs, weights=None, *, cov_init=None, ma
     Raises
     ------
     ValueError
-        Shape mismatch, negative or all-zero weights, non-positive-definite covariances.
+        Shape mismatch, no Gaussian (``N = 0``), negative or all-zero weights,
+        non-positive-definite covariances.
 
     References
     ----------
@@ -418,6 +452,9 @@ def bures_wasserstein_barycenter(means, covs, weights=None, *, cov_init=None, ma
     m, S = _check_gaussians(be.to_device(means), be.to_device(covs), xpc, "",
                             diagonal=diagonal)
     N, d = m.shape
+    if N == 0:
+        raise ValueError("means and covs must hold at least one Gaussian (the barycenter "
+                         "of none is undefined), got N = 0")
     dtype = xpc.result_type(m.dtype, S.dtype)
     if weights is None:
         W = xpc.full((1, N), 1.0 / N, dtype=dtype)

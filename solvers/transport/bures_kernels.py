@@ -175,16 +175,19 @@ def screened_cdist(qm, R, trq, rq, m, S, trS, rS, cut, be):
     return kernel(qm, R, trq, rq, m, S, trS, rS, cut)
 
 
-def check_gaussians(m, S, xp, name, *, diagonal, batch=True):
+def check_gaussians(m, S, xp, name, *, diagonal, batch=True, names=None, dtype=None):
     """Validate means (N, d) and covariances (N, d, d) or variances (N, d).
 
     Raises ``ValueError`` naming ``<name>_means`` / ``<name>_covs`` (or ``means`` /
-    ``covs``) for a shape mismatch, non-finite values, non-positive variances or
-    covariances that are not symmetric positive definite.
+    ``covs``, or the pair ``names`` when given) for a shape mismatch, non-finite values,
+    non-positive variances or covariances that are not symmetric positive definite.
+    ``dtype`` converts both arrays (e.g. ``float64`` for object or list input).
     """
     mname, sname = f"{name}_means" if name else "means", f"{name}_covs" if name else "covs"
-    m = as_float_array(m, xp, mname, ndim=2 if batch else 1)
-    S = as_float_array(S, xp, sname)
+    if names is not None:
+        mname, sname = names
+    m = as_float_array(m, xp, mname, ndim=2 if batch else 1, dtype=dtype)
+    S = as_float_array(S, xp, sname, dtype=dtype)
     want = m.shape + (() if diagonal else (m.shape[-1],))
     if tuple(S.shape) != tuple(want):
         kind = "variances" if diagonal else "covariance matrices"

@@ -38,6 +38,7 @@ from .._lib.backend import resolve_backend
 from .._lib.namespace import array_namespace
 from .._lib.results import make_result
 from .._lib.rng import Draws, check_rng
+from .._lib.validation import check_callback
 from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
                                check_choice)
 from ..lse import logsumexp
@@ -147,6 +148,8 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     ValueError
         ``epsilon <= 0``, ``x0`` and ``x1`` with different dimensions, NaN or inf samples,
         fewer than ``n_components`` samples in ``x1``, or unknown option values.
+    TypeError
+        A ``callback`` that is not callable.
 
     Notes
     -----
@@ -189,7 +192,7 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
         split_tol=split_tol, init_scale=init_scale, n_restarts=n_restarts, maxiter=maxiter,
         lr=lr, lr_decay=lr_decay, validation_fraction=validation_fraction)
     be, x0, x1 = _validate_samples(x0, x1, opts["n_components"], backend)
-    fitter = _init_fitter(x0, x1, opts, be, rng, callback, progress)
+    fitter = _init_fitter(x0, x1, opts, be, rng, check_callback(callback), progress)
     runs = fitter.candidates(x0, x1)
     return _finish(runs, opts, be, backend, time.perf_counter() - start_time)
 
