@@ -178,3 +178,40 @@ def test_host_draws_are_the_default_off_cupy(monkeypatch):
     monkeypatch.delenv("SOLVERS_HOST_DRAWS", raising=False)
     np.testing.assert_array_equal(Draws(5, np).normal((10,)),
                                   np.random.default_rng(5).standard_normal(10))
+
+
+# ---------------------------------------------------------------- docstring fragments
+def test_fill_doc_reindents_fragments_and_rejects_unknown_placeholders():
+    from solvers._lib.docstrings import fill_doc
+
+    @fill_doc(raises="Raises\n------\nValueError\n    Bad x.\n")
+    def f():
+        """One line.
+
+        {{raises}}
+        """
+
+    assert "        Raises\n        ------\n        ValueError\n            Bad x." in f.__doc__
+    assert "{{" not in f.__doc__
+
+    def g():
+        """{{nope}}"""
+
+    with pytest.raises(KeyError, match="nope"):
+        fill_doc(raises="x")(g)
+
+
+def test_no_public_docstring_keeps_a_placeholder():
+    import inspect
+
+    import solvers
+    from solvers import dag, memory, qubo, transport
+
+    left = []
+    for module in (solvers, transport, memory, dag, qubo):
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name)
+            members = [obj] + [m for _, m in inspect.getmembers(obj)
+                               if inspect.isfunction(m)] if inspect.isclass(obj) else [obj]
+            left += [f"{name}" for m in members if "{{" in (getattr(m, "__doc__", "") or "")]
+    assert not left, left

@@ -6,6 +6,7 @@ from .._lib.namespace import array_namespace
 from .._lib.validation import as_float_array, check_positive, check_int, check_choice
 from ..lse import logsumexp, softmax
 from ..transport import bures_kernels as _bw
+from .._lib.docstrings import fill_doc_members
 from .._lib.namespace import is_dask_array
 from .._lib.validation import check_callback
 from ._dask import retrieve_dask
@@ -13,6 +14,25 @@ from ._retrieval import (_BLOCK, _COMMUTE_RTOL, _FullGeometry, _VectorGeometry, 
                          _lse_backend, _no_live_output, _offdiag_scale, _result)
 
 __all__ = ["GaussianMemory"]
+
+
+_REFERENCES = """
+References
+----------
+.. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
+   Bures-Wasserstein space", arXiv:2509.23162 (2025).
+"""
+_RAISES_QUERIES = """
+Raises
+------
+ValueError
+    Query means of the wrong dimension, covariances whose shape does not match
+    them, non-finite input, covariances that are not symmetric positive definite
+    (or non-positive variances), or, with ``path`` forced to ``"diagonal"`` or
+    ``"commuting"``, query covariances not diagonal in the patterns' eigenbasis.
+TypeError
+    Complex or non-numeric input.
+"""
 
 
 class GaussianMemory:
@@ -51,10 +71,7 @@ class GaussianMemory:
         Non-finite input, shape mismatches, non-symmetric or non-positive-definite
         covariances, ``beta <= 0``.
 
-    References
-    ----------
-    .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
-       Bures-Wasserstein space", arXiv:2509.23162 (2025).
+    {{references}}
     .. [2] P. C. Álvarez-Esteban, E. del Barrio, J. A. Cuesta-Albertos and C. Matrán, "A
        fixed-point approach to barycenters in Wasserstein space", J. Math. Anal. Appl.
        441 (2016).
@@ -228,20 +245,9 @@ class GaussianMemory:
         array, shape (Q, N)
             Shape (N,) for a single query.
 
-        Raises
-        ------
-        ValueError
-            Query means of the wrong dimension, covariances whose shape does not match
-            them, non-finite input, covariances that are not symmetric positive definite
-            (or non-positive variances), or, with ``path`` forced to ``"diagonal"`` or
-            ``"commuting"``, query covariances not diagonal in the patterns' eigenbasis.
-        TypeError
-            Complex or non-numeric input.
+        {{raises_queries}}
 
-        References
-        ----------
-        .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
-           Bures-Wasserstein space", arXiv:2509.23162 (2025).
+        {{references}}
 
         Examples
         --------
@@ -274,20 +280,9 @@ class GaussianMemory:
         array, shape (Q,)
             A scalar for a single query.
 
-        Raises
-        ------
-        ValueError
-            Query means of the wrong dimension, covariances whose shape does not match
-            them, non-finite input, covariances that are not symmetric positive definite
-            (or non-positive variances), or, with ``path`` forced to ``"diagonal"`` or
-            ``"commuting"``, query covariances not diagonal in the patterns' eigenbasis.
-        TypeError
-            Complex or non-numeric input.
+        {{raises_queries}}
 
-        References
-        ----------
-        .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
-           Bures-Wasserstein space", arXiv:2509.23162 (2025).
+        {{references}}
 
         Examples
         --------
@@ -318,20 +313,9 @@ class GaussianMemory:
         array, shape (Q, N)
             Rows sum to one; shape (N,) for a single query.
 
-        Raises
-        ------
-        ValueError
-            Query means of the wrong dimension, covariances whose shape does not match
-            them, non-finite input, covariances that are not symmetric positive definite
-            (or non-positive variances), or, with ``path`` forced to ``"diagonal"`` or
-            ``"commuting"``, query covariances not diagonal in the patterns' eigenbasis.
-        TypeError
-            Complex or non-numeric input.
+        {{raises_queries}}
 
-        References
-        ----------
-        .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
-           Bures-Wasserstein space", arXiv:2509.23162 (2025).
+        {{references}}
 
         Examples
         --------
@@ -360,20 +344,9 @@ class GaussianMemory:
         array of int, shape (Q,)
             A scalar for a single query.
 
-        Raises
-        ------
-        ValueError
-            Query means of the wrong dimension, covariances whose shape does not match
-            them, non-finite input, covariances that are not symmetric positive definite
-            (or non-positive variances), or, with ``path`` forced to ``"diagonal"`` or
-            ``"commuting"``, query covariances not diagonal in the patterns' eigenbasis.
-        TypeError
-            Complex or non-numeric input.
+        {{raises_queries}}
 
-        References
-        ----------
-        .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
-           Bures-Wasserstein space", arXiv:2509.23162 (2025).
+        {{references}}
 
         Examples
         --------
@@ -407,20 +380,9 @@ class GaussianMemory:
         covs : array
             Same layout as the query ``covs``.
 
-        Raises
-        ------
-        ValueError
-            Query means of the wrong dimension, covariances whose shape does not match
-            them, non-finite input, covariances that are not symmetric positive definite
-            (or non-positive variances), or, with ``path`` forced to ``"diagonal"`` or
-            ``"commuting"``, query covariances not diagonal in the patterns' eigenbasis.
-        TypeError
-            Complex or non-numeric input.
+        {{raises_queries}}
 
-        References
-        ----------
-        .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
-           Bures-Wasserstein space", arXiv:2509.23162 (2025).
+        {{references}}
         .. [2] P. C. Álvarez-Esteban, E. del Barrio, J. A. Cuesta-Albertos and C. Matrán,
            "A fixed-point approach to barycenters in Wasserstein space", J. Math. Anal.
            Appl. 441 (2016).
@@ -485,10 +447,7 @@ class GaussianMemory:
             Complex or non-numeric input, non-integer ``maxiter``, non-real ``tol`` or a
             ``callback`` that is not callable.
 
-        References
-        ----------
-        .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
-           Bures-Wasserstein space", arXiv:2509.23162 (2025).
+        {{references}}
 
         Examples
         --------
@@ -522,3 +481,6 @@ class GaussianMemory:
         path = self.path if geom is self._vec else "full"
         return _result(self._be, single, status, message, nit, conv, index, trace,
                        means=m, covs=S, path=path)
+
+
+fill_doc_members(GaussianMemory, references=_REFERENCES, raises_queries=_RAISES_QUERIES)

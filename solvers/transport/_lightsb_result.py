@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 
+from .._lib.docstrings import fill_doc, fill_doc_members
 from .._lib.backend import resolve_backend
 from .._lib.namespace import array_namespace, is_numpy_namespace
 from .._lib.results import OptimizeResult
@@ -16,6 +17,22 @@ from ._lightsb_model import Params, S_matrices, drift, logits_c, sample, softmax
 from .._lib.host import to_host
 
 __all__ = ["SchrodingerBridgeResult", "bridge_from_parameters"]
+
+_REFERENCES = """
+References
+----------
+.. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+"""
+_RAISES_X = """
+Raises
+------
+ValueError
+    ``x`` not 1-D or 2-D, with a number of columns other than the bridge's
+    dimension ``D``, or holding NaN/inf.
+TypeError
+    Complex or non-numeric ``x``.
+"""
+
 
 class SchrodingerBridgeResult(OptimizeResult):
     """A fitted LightSB bridge: an ``OptimizeResult`` with sampling methods.
@@ -66,9 +83,7 @@ class SchrodingerBridgeResult(OptimizeResult):
     with :math:`\\gamma_k(x) \\propto \\alpha_k \\exp(\\tfrac{1}{2\\varepsilon} x^\\top S_k x
     + \\tfrac{1}{\\varepsilon} r_k^\\top x)` [1]_.
 
-    References
-    ----------
-    .. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+    {{references}}
 
     Examples
     --------
@@ -133,17 +148,9 @@ class SchrodingerBridgeResult(OptimizeResult):
         -------
         array, shape (n, K) or (K,)
 
-        Raises
-        ------
-        ValueError
-            ``x`` not 1-D or 2-D, with a number of columns other than the bridge's
-            dimension ``D``, or holding NaN/inf.
-        TypeError
-            Complex or non-numeric ``x``.
+        {{raises_x}}
 
-        References
-        ----------
-        .. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+        {{references}}
 
         Examples
         --------
@@ -177,17 +184,9 @@ class SchrodingerBridgeResult(OptimizeResult):
             :math:`\\sum_k \\gamma_k (\\varepsilon S_k + \\mu_k \\mu_k^\\top) - m m^\\top`
             with :math:`\\mu_k = r_k + S_k x`.
 
-        Raises
-        ------
-        ValueError
-            ``x`` not 1-D or 2-D, with a number of columns other than the bridge's
-            dimension ``D``, or holding NaN/inf.
-        TypeError
-            Complex or non-numeric ``x``.
+        {{raises_x}}
 
-        References
-        ----------
-        .. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+        {{references}}
 
         Examples
         --------
@@ -244,9 +243,7 @@ class SchrodingerBridgeResult(OptimizeResult):
             Complex or non-numeric ``x``, non-integer ``n_samples``, or ``rng`` not None,
             an int or a ``numpy.random.Generator``.
 
-        References
-        ----------
-        .. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+        {{references}}
 
         Examples
         --------
@@ -286,19 +283,11 @@ class SchrodingerBridgeResult(OptimizeResult):
         -------
         array, shape (n, D) or (D,)
 
-        Raises
-        ------
-        ValueError
-            ``x`` not 1-D or 2-D, with a number of columns other than the bridge's
-            dimension ``D``, or holding NaN/inf.
-        TypeError
-            Complex or non-numeric ``x``.
+        {{raises_x}}
         ValueError
             ``t`` outside ``[0, 1]``.
 
-        References
-        ----------
-        .. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+        {{references}}
 
         Examples
         --------
@@ -361,9 +350,7 @@ class SchrodingerBridgeResult(OptimizeResult):
         -----
         A 1-D ``x`` gives a path of shape ``(n_steps + 1, D)``.
 
-        References
-        ----------
-        .. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+        {{references}}
 
         Examples
         --------
@@ -420,9 +407,7 @@ class SchrodingerBridgeResult(OptimizeResult):
             Complex or non-numeric ``x`` or ``y``, or ``rng`` not None, an int or a
             ``numpy.random.Generator``.
 
-        References
-        ----------
-        .. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+        {{references}}
 
         Examples
         --------
@@ -454,6 +439,9 @@ class SchrodingerBridgeResult(OptimizeResult):
 
 
 
+fill_doc_members(SchrodingerBridgeResult, references=_REFERENCES, raises_x=_RAISES_X)
+
+
 def _cholesky_S(S, xp):
     """Cholesky factor of the symmetrised full ``S``; ``ValueError`` naming ``S`` when it is
     not numerically positive definite (a singular matrix passes the eigenvalue check by
@@ -468,6 +456,7 @@ def _cholesky_S(S, xp):
     return q
 
 
+@fill_doc(references=_REFERENCES)
 def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
     """Build a :class:`SchrodingerBridgeResult` from given LightSB parameters.
 
@@ -501,9 +490,7 @@ def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
     -----
     Full ``S`` is symmetrised before factorisation.
 
-    References
-    ----------
-    .. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
+    {{references}}
 
     Examples
     --------
