@@ -148,6 +148,17 @@ def test_polish_is_reserved_and_helps():
     assert on.fun < 1e-12 < off.fun
 
 
+@pytest.mark.parametrize("n_runs", [1, 10])
+def test_polish_reserve_is_a_share_of_one_run(n_runs):
+    # the final polish refines one point: n_runs batched runs reserve share * maxfev /
+    # n_runs, so the steps get (1 - 0.1 / n_runs) of maxfev, in steps of 20 n_runs points
+    maxfev = n_runs * 2000
+    res = minimize_cbo(sphere, bounds=[(-5, 5)] * 3, vectorized=True, restarts=False,
+                       noise="anisotropic", xtol=0.0, n_runs=n_runs, maxfev=maxfev, rng=0)
+    assert res.nit == int((1 - 0.1 / n_runs) * maxfev) // (20 * n_runs)
+    assert res.nfev <= maxfev
+
+
 @pytest.mark.parametrize("method", ["Powell", "Nelder-Mead"])
 def test_derivative_free_polish_for_nonsmooth_fun(method):
     f = lambda x: float(np.sum(np.abs(x - 0.3)))
