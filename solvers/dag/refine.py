@@ -27,9 +27,27 @@ import time
 
 import numpy as np
 
+from .._lib.docstrings import fill_doc
 from .graph import to_host
 
 __all__ = ["refit_parents", "refine_order", "order_score"]
+
+
+# the Notes and References shared by the public functions' docstrings
+_NOTES_REFERENCES = """
+Notes
+-----
+``X`` (or ``gram``) is not validated beyond the order check: it is assumed finite,
+2-D and without constant columns (see :func:`solvers.dag.check_data`). An unknown
+``backend`` raises ``ValueError``.
+
+References
+----------
+.. [1] C. Deng, K. Bello, B. Aragam, P. Ravikumar, "Optimizing NOTEARS objectives via
+   topological swaps", ICML 2023.
+.. [2] G. Schwarz, "Estimating the dimension of a model", Annals of Statistics
+   6(2):461-464, 1978.
+"""
 
 
 # ---------------------------------------------------------------------------------------
@@ -283,6 +301,7 @@ def _check_order(order, d):
     return order
 
 
+@fill_doc(notes_references=_NOTES_REFERENCES)
 def refit_parents(X, order, *, threshold=0.3, max_parents=None, backend="auto", gram=None,
                   noise_variance="equal"):
     """Weighted adjacency of the best sparse linear SEM consistent with a node ``order``.
@@ -322,18 +341,7 @@ def refit_parents(X, order, *, threshold=0.3, max_parents=None, backend="auto", 
     ValueError
         ``order`` is not a permutation of ``range(d)``, or an unknown ``backend``.
 
-    Notes
-    -----
-    ``X`` (or ``gram``) is not validated beyond the order check: it is assumed finite,
-    2-D and without constant columns (see :func:`solvers.dag.check_data`). An unknown
-    ``backend`` raises ``ValueError``.
-
-    References
-    ----------
-    .. [1] C. Deng, K. Bello, B. Aragam, P. Ravikumar, "Optimizing NOTEARS objectives via
-       topological swaps", ICML 2023.
-    .. [2] G. Schwarz, "Estimating the dimension of a model", Annals of Statistics
-       6(2):461-464, 1978.
+    {{notes_references}}
 
     Examples
     --------
@@ -355,6 +363,7 @@ def refit_parents(X, order, *, threshold=0.3, max_parents=None, backend="auto", 
     return _unscale(state.W(), sd)
 
 
+@fill_doc(notes_references=_NOTES_REFERENCES)
 def order_score(X, order, *, threshold=0.3, max_parents=None, backend="auto", gram=None,
                 noise_variance="equal"):
     """The equal-variance BIC (per sample, lower is better) of the refit at ``order``.
@@ -379,18 +388,7 @@ def order_score(X, order, *, threshold=0.3, max_parents=None, backend="auto", gr
     ValueError
         ``order`` is not a permutation of ``range(d)``, or an unknown ``backend``.
 
-    Notes
-    -----
-    ``X`` (or ``gram``) is not validated beyond the order check: it is assumed finite,
-    2-D and without constant columns (see :func:`solvers.dag.check_data`). An unknown
-    ``backend`` raises ``ValueError``.
-
-    References
-    ----------
-    .. [1] C. Deng, K. Bello, B. Aragam, P. Ravikumar, "Optimizing NOTEARS objectives via
-       topological swaps", ICML 2023.
-    .. [2] G. Schwarz, "Estimating the dimension of a model", Annals of Statistics
-       6(2):461-464, 1978.
+    {{notes_references}}
 
     Examples
     --------
@@ -535,6 +533,7 @@ def _search(state, max_rounds, time_limit):
     return state
 
 
+@fill_doc(notes_references=_NOTES_REFERENCES)
 def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
                  time_limit=None, backend="auto", gram=None, noise_variance="equal"):
     """Improve a node order by score-lowering local moves; return the refit DAG.
@@ -569,18 +568,7 @@ def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
     ValueError
         ``order`` is not a permutation of ``range(d)``, or an unknown ``backend``.
 
-    Notes
-    -----
-    ``X`` (or ``gram``) is not validated beyond the order check: it is assumed finite,
-    2-D and without constant columns (see :func:`solvers.dag.check_data`). An unknown
-    ``backend`` raises ``ValueError``.
-
-    References
-    ----------
-    .. [1] C. Deng, K. Bello, B. Aragam, P. Ravikumar, "Optimizing NOTEARS objectives via
-       topological swaps", ICML 2023.
-    .. [2] G. Schwarz, "Estimating the dimension of a model", Annals of Statistics
-       6(2):461-464, 1978.
+    {{notes_references}}
 
     Examples
     --------

@@ -9,6 +9,7 @@ import math
 import numpy as np
 from scipy.optimize import minimize as scipy_minimize
 
+from .._lib.docstrings import fill_doc
 from .._lib.namespace import array_namespace, is_numpy_namespace
 from .._lib.results import Status, make_result
 from .._lib.validation import (as_float_array, check_choice, check_finite, check_int,
@@ -20,10 +21,21 @@ from .safe_kl import _no_half, minimize_logsumexp
 __all__ = ["kl_dro", "kl_dro_objective", "kl_dro_losses", "dro_dataset"]
 
 
+_REFERENCES = """
+References
+----------
+.. [1] Z. Hu, L. J. Hong, "Kullback-Leibler divergence constrained distributionally
+   robust optimization", Optimization Online, 2013.
+.. [2] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
+   optimization of LogSumExp", arXiv:2509.24894, 2025.
+"""
+
+
 def _softplus(x, xp):
     return xp.maximum(x, xp.zeros_like(x)) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
+@fill_doc(references=_REFERENCES)
 def dro_dataset(n=20000, d=10, loss="logistic", rng=0):
     r"""The documented synthetic data set used by the KL-DRO tests, benchmarks and example.
 
@@ -56,12 +68,7 @@ def dro_dataset(n=20000, d=10, loss="logistic", rng=0):
     ValueError
         ``n < 2``, ``d < 1``, an unknown ``loss``, or a negative ``rng`` seed.
 
-    References
-    ----------
-    .. [1] Z. Hu, L. J. Hong, "Kullback-Leibler divergence constrained distributionally
-       robust optimization", Optimization Online, 2013.
-    .. [2] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
-       optimization of LogSumExp", arXiv:2509.24894, 2025.
+    {{references}}
 
     Examples
     --------
@@ -145,6 +152,7 @@ def kl_dro_losses(theta, X, y, loss="squared"):
     raise ValueError(f"loss must be 'squared' or 'logistic', got {loss!r}")
 
 
+@fill_doc(references=_REFERENCES)
 def kl_dro_objective(theta, X, y, *, lam, loss="squared", l2=0.0):
     r"""Exact KL-DRO objective and gradient (full batch).
 
@@ -182,12 +190,7 @@ def kl_dro_objective(theta, X, y, *, lam, loss="squared", l2=0.0):
     ``lam <= 0`` or ``l2 < 0`` raise ``ValueError``. The log-sum-exp and softmax are evaluated
     stably, so large ``losses / lam`` do not overflow.
 
-    References
-    ----------
-    .. [1] Z. Hu, L. J. Hong, "Kullback-Leibler divergence constrained distributionally
-       robust optimization", Optimization Online, 2013.
-    .. [2] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
-       optimization of LogSumExp", arXiv:2509.24894, 2025.
+    {{references}}
 
     Examples
     --------
@@ -209,6 +212,7 @@ def kl_dro_objective(theta, X, y, *, lam, loss="squared", l2=0.0):
     return value, grad
 
 
+@fill_doc(references=_REFERENCES)
 def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=0.005,
            batch_size=32, epochs=5, maxiter=None, lr=0.05, average=0.5, rng=None,
            callback=None, progress=False, backend="auto", options=None):
@@ -272,12 +276,7 @@ def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=
     >>> bool(fast.fun - exact.fun < 0.01 * exact.fun)
     True
 
-    References
-    ----------
-    .. [1] Z. Hu, L. J. Hong, "Kullback-Leibler divergence constrained distributionally
-       robust optimization", Optimization Online, 2013.
-    .. [2] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
-       optimization of LogSumExp", arXiv:2509.24894, 2025.
+    {{references}}
     """
     method = check_choice(method, ("safe-kl", "naive", "lbfgs"), "method")
     loss = check_choice(loss, ("squared", "logistic"), "loss")
