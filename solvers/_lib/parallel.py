@@ -19,7 +19,7 @@ import numbers
 
 from .rng import check_rng
 
-__all__ = ["check_workers", "collect", "parallel_map", "spawn_generators"]
+__all__ = ["check_workers", "collect", "gather", "parallel_map", "spawn_generators"]
 
 
 def check_workers(workers):
@@ -70,8 +70,18 @@ class _PoolMap:
 
 def collect(pmap, func, tasks):
     """``list(pmap(func, tasks))`` with futures (dask ``Client.map``) resolved in order."""
-    out = list(pmap(func, tasks))
-    return [r.result() if callable(getattr(r, "result", None)) else r for r in out]
+    return gather(list(pmap(func, tasks)))
+
+
+def gather(results):
+    """Resolve futures in order: dask futures in one ``client.gather`` round trip, other
+    futures by ``.result()``; plain values pass through."""
+    if not results or not callable(getattr(results[0], "result", None)):
+        return list(results)
+    client = getattr(results[0], "client", None)
+    if client is not None and callable(getattr(client, "gather", None)):
+        return list(client.gather(results))
+    return [r.result() for r in results]
 
 
 def parallel_map(func, items, workers=None):

@@ -9,6 +9,7 @@ dask ``Client.map`` give identical answers.
 """
 import numpy as np
 
+from .._lib.parallel import gather
 from .._lib.rng import check_rng
 from ._cbo_eval import make_pool, parse_workers
 
@@ -21,15 +22,6 @@ def _run_piece(job):
 
     fun, kwargs = job
     return minimize_cbo(fun, **kwargs)
-
-
-def _gather(results):
-    if results and callable(getattr(results[0], "result", None)):
-        client = getattr(results[0], "client", None)
-        if client is not None and hasattr(client, "gather"):
-            return list(client.gather(results))  # dask futures: one round trip
-        return [r.result() for r in results]
-    return list(results)
 
 
 def map_runs(fun, kwargs, n_runs, maxfev, workers, rng):
@@ -49,7 +41,7 @@ def map_runs(fun, kwargs, n_runs, maxfev, workers, rng):
         if mapper is None:
             pool = make_pool(n)
             mapper = pool.map
-        results = _gather(list(mapper(_run_piece, jobs)))
+        results = gather(list(mapper(_run_piece, jobs)))
     finally:
         if pool is not None:
             pool.close()
