@@ -19,9 +19,6 @@ ALL = sorted(p.name for p in EXAMPLES.glob("*.py"))
 WITH_FIGURE_PATH = {"cbo_rastrigin.py": "cbo_rastrigin.png",
                     "dpdag_sampling.py": "dpdag_sampling.png",
                     "qubo_multiobjective.py": "qubo_multiobjective.png"}
-#: still writing to a path relative to the working directory (other areas' files, issue 17
-#: item 11); listed so that the fix shows up as XPASS
-CWD_RELATIVE = {"lightsb_2d.py", "lightsb_benchmark.py"}
 
 
 def _load(name, monkeypatch, tmp_path):
@@ -47,8 +44,6 @@ def _code_strings(tree):
 
 @pytest.mark.parametrize("name", ALL)
 def test_no_path_relative_to_the_working_directory(name):
-    if name in CWD_RELATIVE:
-        pytest.xfail(f"{name} still writes under examples/ relative to the working directory")
     tree = ast.parse((EXAMPLES / name).read_text())
     bad = [s for s in _code_strings(tree) if s.replace("\\", "/").startswith("examples/")]
     assert not bad, f"{name} uses cwd-relative paths {bad}"
