@@ -14,8 +14,6 @@ __all__ = ["polish", "POLISH_METHODS"]
 #: local methods accepted by ``polish=``: gradient-based for smooth objectives (finite
 #: differences), derivative-free for nonsmooth ones
 POLISH_METHODS = ("L-BFGS-B", "Powell", "Nelder-Mead")
-#: share of a refining polish spent on L-BFGS-B before Nelder-Mead
-LBFGS_SHARE = 0.5
 
 
 class _BudgetSpent(Exception):
@@ -64,13 +62,14 @@ def _run(method, counted, x, bnds, budget):
         pass
 
 
-def polish(f, x, fx, lb, ub, budget, method="L-BFGS-B", refine=False):
+def polish(f, x, fx, lb, ub, budget, method="L-BFGS-B"):
     """Refine ``x`` (host float64, value ``fx``) within ``[lb, ub]`` using at most ``budget``
     evaluations of ``f`` (host float64 vector -> float).
 
-    ``refine=True`` with L-BFGS-B spends half the budget on L-BFGS-B and the rest on
-    adaptive Nelder-Mead from its best point: finite-difference gradients stall near
-    ``1e-6`` relative accuracy on ill-conditioned problems, where the simplex goes on.
+    The final polish of :func:`~solvers.optimize.cbo.minimize_cbo` calls this twice (L-BFGS-B,
+    then adaptive Nelder-Mead after the local covariance run of :mod:`._cbo_local`):
+    finite-difference gradients stall near ``1e-6`` relative accuracy on ill-conditioned
+    problems, where the covariance run and the simplex go on.
 
     Returns ``(x, f, nfev)``: the better of the start and the best point evaluated.
     """
@@ -81,13 +80,7 @@ def polish(f, x, fx, lb, ub, budget, method="L-BFGS-B", refine=False):
         bnds = [(None if not math.isfinite(lo) else lo, None if not math.isfinite(hi) else hi)
                 for lo, hi in zip(lb.tolist(), ub.tolist())]
     if budget > 0:
-        stages = [(method, budget)]
-        if refine and method == "L-BFGS-B":
-            first = int(LBFGS_SHARE * budget)
-            stages = [("L-BFGS-B", first), ("Nelder-Mead", budget - first)]
-        for name, share in stages:
-            start = x if counted.best_x is None or counted.best_f >= fx else counted.best_x
-            _run(name, counted, start, bnds, min(share, budget - counted.nfev))
+        _run(method, counted, x, bnds, budget)
     if counted.best_x is not None and counted.best_f < fx:
         x_new = counted.best_x
         if lb is not None:
