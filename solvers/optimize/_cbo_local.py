@@ -94,7 +94,7 @@ def local_run(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect):
     s = step if spread is None else min(spread, step)
     m, best_x, best_f = np.array(x, dtype=np.float64), np.array(x, dtype=np.float64), fx
     p_s, p_c = np.zeros(d), np.zeros(d)
-    patience = LOCAL_PATIENCE * (10 + math.ceil(30 * d / lam))
+    patience = max(1, int(LOCAL_PATIENCE * (10 + math.ceil(30 * d / lam))))
     history, nfev, g = [], 0, 0
     while nfev < budget and s > 0 and math.isfinite(s):
         vals, B = np.linalg.eigh(C)
