@@ -5,12 +5,12 @@ import pytest
 from solvers import minimize_cbo
 from solvers.optimize import cbo
 from solvers.optimize._cbo_bounds import reflect
-from solvers.optimize._cbo_local import local_run, swarm_covariance
+from solvers.optimize._cbo_local import local_run, swarm_covariance, LOCAL_ESS
 from solvers.optimize._polish import polish
 
 
 def _weights(F):
-    W, _ = cbo._gibbs_weights_xp(np.asarray(F)[None, :], None, 1.0, cbo._LOCAL_ESS, 1e300, np)
+    W, _ = cbo._gibbs_weights_xp(np.asarray(F)[None, :], None, 1.0, LOCAL_ESS, 1e300, np)
     return W[0]
 
 

@@ -43,7 +43,7 @@ from ._cbo_eval import Evaluator
 from ._cbo_kernels import KERNELS, SYNC_EVERY
 from ._minimize import register_method
 from ._polish import polish as _polish_point, POLISH_METHODS
-from ._cbo_local import local_run, swarm_covariance
+from ._cbo_local import local_run, swarm_covariance, LOCAL_ESS
 
 __all__ = ["minimize_cbo", "consensus"]
 
@@ -64,11 +64,12 @@ _COV_ESS = 0.5
 #: (:mod:`._cbo_local`) with the rest until it stalls, then Nelder-Mead (or the polish
 #: method if derivative-free) with what is left. BBOB d = 10, instances 3-6, seed sets 0
 #: and 1: 50 and 51 / 96 solved at 1e-8 against 47 and 42 with L-BFGS-B then Nelder-Mead
-#: (1e-2: 64, 65 against 65, 65); shares (1/3, 1/3, rest): 50, 45; (0.5, 0.25, rest): 47, 47
+#: (1e-2: 64, 65 against 65, 65); shares (1/3, 1/3, rest): 50, 45; (0.5, 0.25, rest): 47, 47.
+#: It costs a little elsewhere: d = 5 (instances 5-10) 100/144 at 1e-8 against 104, d = 20
+#: (instances 5, 6) 15/48 against 16 (1e-2 unchanged at both)
 _FINAL_STAGE = 0.5
-#: Gibbs weights of the local run: effective sample size share; its start step (share of
-#: the start box; it grows within a few generations where that is too small)
-_LOCAL_ESS = 0.3
+#: start step of the local run, as a share of the start box (it grows within a few
+#: generations where that is too small; a too-large start step costs many more)
 _LOCAL_STEP = 1e-7
 #: stall patience, in units of 10 + 30 d / N steps: (covariance, diagonal noises); a
 #: diagonal start's best can stall for long stretches before it hops to a better basin,
@@ -573,7 +574,7 @@ class _CBOSolver:
                               dtype=np.float64)
 
         def weights(F):
-            W, _ = _gibbs_weights_xp(F[None, :], None, 1.0, _LOCAL_ESS, 1e300, np)
+            W, _ = _gibbs_weights_xp(F[None, :], None, 1.0, LOCAL_ESS, 1e300, np)
             return W[0]
 
         def normal(shape):
@@ -744,11 +745,12 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     rotated, ill-conditioned valleys; the first gets at most 5 % of ``maxfev``) and
     anisotropic starts (separable and Rastrigin-like landscapes). The answer is finally
     polished with the ``polish_share`` of ``maxfev`` reserved for it, in three stages: the
-    polish method (L-BFGS-B) on a third, then a third on a local covariance run from the
-    best point (:mod:`solvers.optimize._cbo_local`: ``4 + 3 ln d`` points per generation
-    drawn from :math:`N(m, s^2 C)`, :math:`m` moved to their Gibbs consensus, :math:`C`
-    and :math:`s` adapted with memory as in CMA-ES, starting from the shape of the swarm
-    that found the point), then adaptive Nelder--Mead on the rest. Every evaluated
+    polish method (L-BFGS-B) on at most half of it, then a local covariance run from the
+    best point until it stalls (:mod:`solvers.optimize._cbo_local`: ``4 + 3 ln d`` points
+    per generation drawn from :math:`N(m, s^2 C)`, :math:`m` moved to their Gibbs
+    consensus, :math:`C` and :math:`s` adapted with memory as in CMA-ES, :math:`C`
+    starting from the shape of the swarm that found the point), then adaptive
+    Nelder--Mead with what is left. Every evaluated
     point lies in ``bounds`` (particles leaving the box are reflected back, see
     :mod:`solvers.optimize._cbo_bounds`). The defaults were chosen on the BBOB suite at
     d = 5 and 20 (instances 5-10 and 5-6) and on shifted Rastrigin-20; see the user guide.
