@@ -87,3 +87,24 @@ def test_final_polish_reaches_1e_8_on_a_rotated_ellipsoid():
     fv = lambda X: f(np.asarray(X).T)
     res = minimize_cbo(fv, bounds=[(-5, 5)] * 10, vectorized=True, maxfev=50_000, rng=0)
     assert res.fun < 1e-8 and res.nfev <= 50_000
+
+
+def test_final_polish_stages_share_the_reserve(monkeypatch):
+    # L-BFGS-B gets at most half of the final reserve, the local run then starts with what
+    # is left of it (and never runs with polish=False); nfev stays within maxfev
+    calls = []
+    real = cbo.local_run
+
+    def spy(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect):
+        calls.append(budget)
+        return real(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect)
+    monkeypatch.setattr(cbo, "local_run", spy)
+    f = _ellipsoid(6, 1e4, 0)
+    fv = lambda X: f(np.asarray(X).T)
+    res = minimize_cbo(fv, bounds=[(-5, 5)] * 6, vectorized=True, maxfev=20_000, rng=1)
+    # the reserve is 10 % of maxfev plus what the last step left of the loop budget (< N)
+    assert len(calls) == 1 and 1_000 <= calls[0] <= 2_000 + 500 and res.nfev <= 20_000
+    calls.clear()
+    minimize_cbo(fv, bounds=[(-5, 5)] * 6, vectorized=True, maxfev=20_000, rng=1,
+                 polish=False)
+    assert calls == []
