@@ -83,9 +83,13 @@ def local_run(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect):
 
     ``fb``: host batch objective ((k, d) -> (k,)); ``weights``: Gibbs weights of a host
     energy vector (+inf for non-finite values); ``x``, ``fx``: the start and its value;
-    ``cov``: a swarm covariance or None (then ``C = I``); ``step``: the start step when
-    ``cov`` is None; ``lb``, ``ub``: host bounds or None; ``normal(shape)``: host standard
-    normal draws; ``reflect(X)``: points into the box. At most ``budget`` evaluations.
+    ``cov``: a swarm covariance (``C`` is it scaled to mean variance 1) or None (then
+    ``C = I``); ``step``: the start step ``s``, capped by the swarm's rms spread (the
+    cumulative step-size rule grows a small step within a few generations, while a large
+    one costs many to shrink); ``lb``, ``ub``: host bounds or None; ``normal(shape)``: host
+    standard normal draws; ``reflect(X)``: points into the box. At most ``budget``
+    evaluations; the run also ends when its best stalls (:data:`LOCAL_PATIENCE`) or its
+    step falls below 1e-13 of the scale of ``m``.
     """
     d = x.shape[0]
     lam = 4 + int(3 * math.log(d))
