@@ -753,7 +753,8 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     Nelder--Mead with what is left. Every evaluated
     point lies in ``bounds`` (particles leaving the box are reflected back, see
     :mod:`solvers.optimize._cbo_bounds`). The defaults were chosen on the BBOB suite at
-    d = 5 and 20 (instances 5-10 and 5-6) and on shifted Rastrigin-20; see the user guide.
+    d = 5, 10 and 20 (instances 5-10, 3-6 and 5-6) and on shifted Rastrigin-20; see the
+    user guide.
 
     Parameters
     ----------
