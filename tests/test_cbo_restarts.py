@@ -424,3 +424,42 @@ def test_covariance_noise_on_every_namespace(xp):
     np.testing.assert_allclose(to_numpy(got.population), ref.population, rtol=1e-9,
                                atol=1e-12)
     assert np.all(np.abs(to_numpy(got.population)) <= 2.0)
+
+
+def test_stall_rule_counts_gains_against_the_first_spread():
+    """A diagonal start stalls when no run gained more than min_gain over the window; tiny
+    relative gains always count as a stall; a short history never does."""
+    from solvers.optimize.cbo import _stalled, _value_spread
+
+    creeping = [np.array([10.0 - 1e-3 * k, 50.0]) for k in range(12)]
+    assert not _stalled(creeping[:5], 5, 0.0)                     # window not full yet
+    assert not _stalled(creeping, 5, 0.0)                         # it still improves
+    assert not _stalled(creeping, 5, 4e-3)                        # gain 5e-3 > 4e-3
+    assert _stalled(creeping, 5, 6e-3)                            # gain 5e-3 <= 6e-3
+    flat = [np.array([1e6, 3.0]) for _ in range(12)]
+    assert _stalled(flat, 5, 0.0)
+    hopping = creeping[:9] + [np.array([1.0, 50.0])] * 3          # one run hopped a basin
+    assert not _stalled(hopping, 5, 6e-3)
+    assert _value_spread(np.array([[np.inf, 2.0], [np.nan, -1.0]])) == 3.0
+    assert _value_spread(np.array([np.inf, np.nan])) == 0.0
+
+
+def test_stall_gain_gives_larger_starts_more_budget():
+    """On a rugged floor (Weierstrass-like ripples on a bowl) the diagonal start keeps
+    creeping; with the gain rule it ends sooner, so the same budget holds more starts."""
+    import solvers.optimize.cbo as cbo
+
+    def rugged(x):
+        k = np.arange(1, 12)[:, None, None]
+        ripples = np.sum(0.5 ** k * np.cos(2 * np.pi * 3.0 ** k * (x[None] + 0.5)), axis=0)
+        return np.sum(x ** 2, axis=0) + np.sum(ripples, axis=0)
+
+    kw = dict(bounds=[(-5, 5)] * 4, vectorized=True, maxfev=30_000, rng=1, polish=False)
+    with_rule = minimize_cbo(rugged, **kw).n_restarts
+    saved = cbo._STALL_GAIN
+    try:
+        cbo._STALL_GAIN = 0.0
+        without = minimize_cbo(rugged, **kw).n_restarts
+    finally:
+        cbo._STALL_GAIN = saved
+    assert with_rule > without
