@@ -76,14 +76,6 @@ _LOCAL_STEP = 1e-7
 #: so its patience is long (BBOB d = 5, instances 5-10: 111/144 at 1e-2 with 10 against
 #: 100/144 without a stall test, 102-107 with 5, 7, 14 or 20)
 _PATIENCE = (3, 10)
-#: a diagonal start has also stalled when no run's best improved by more than this share
-#: of the value spread of the start's first population over the patience window: such a
-#: start creeps along a rugged floor (Weierstrass, Schaffer, Schwefel) and would otherwise
-#: keep most of the budget from the larger starts (own suites, d = 5 / 8 / 20, instances
-#: 5-10 / 11-14 / 5-6, 2 seed sets: 420 / 363 solved at 1e-2 / 1e-8 against 403 / 335
-#: without it; 1e-3 and 3e-3 gave 418 / 360 and 423 / 367 but lost more of the separable
-#: Rastrigin f3 / f4 problems, where a long diagonal start is what solves them)
-_STALL_GAIN = 3e-4
 #: a diagonal-noise start (with restarts) has collapsed at this share of the start box
 _DIAG_XTOL = 1e-5
 #: with ``noise="mixed"`` the first start ends after this share of ``maxfev``
@@ -225,23 +217,6 @@ def _track_best_xp(X, F, BF, BX, best, xp):
             xp.minimum(best, f_step))
 
 
-def _value_spread(F):
-    """``max - min`` of the finite values of a host array (0 when there are none)."""
-    F = F[np.isfinite(F)]
-    return float(F.max() - F.min()) if F.size else 0.0
-
-
-def _stalled(history, patience, min_gain):
-    """Whether a start has stalled: over the last ``patience`` checks no run's best
-    (``history``: one host array of per-run bests per check) improved by more than
-    ``1e-12 (1 + |f|)``, or none improved by more than ``min_gain``."""
-    if len(history) <= patience:
-        return False
-    gain = history[-patience - 1] - history[-1]
-    tiny = not bool(np.any(gain > 1e-12 * (1.0 + np.abs(history[-1]))))
-    return tiny or not bool(np.any(gain > min_gain))
-
-
 def _covariance_noise(P, C, W, Z, xp):
     """``eta_i = sum_j sqrt(w_j) (P_j - c) Z_ij``: N(0, Sigma_w) draws, affine equivariant."""
     D = P - C[:, None, :]
@@ -336,7 +311,6 @@ class _Swarm:
         self.alpha_used = alpha
         self.steps = 0
         self.history = []  # host list of the best value of this start, per check
-        self.f_range0 = None  # value spread of the start's first population (host float)
 
 
 class _CBOSolver:
@@ -453,8 +427,6 @@ class _CBOSolver:
             return "stop"
         if o["restarts"]:
             s.history.append(np.asarray(to_host(s.best), dtype=np.float64))
-            if s.f_range0 is None:
-                s.f_range0 = _value_spread(np.asarray(to_host(s.F), dtype=np.float64))
         collapsed = max_spread <= o["xtol"]
         if o["restarts"] and s.noise != "covariance":
             # alpha_max caps the diagonal noises' precision (about 1e-4 in x on a smooth
@@ -473,8 +445,11 @@ class _CBOSolver:
         base = 10 + math.ceil(30 * self.d / s.X.shape[1])
         factor = _PATIENCE[s.noise != "covariance"]
         pat = max(1, (factor * base) // self.sync_every)
-        min_gain = 0.0 if s.noise == "covariance" else _STALL_GAIN * s.f_range0
-        stalled = _stalled(s.history, pat, min_gain)
+        h = s.history
+        stalled = False
+        if len(h) > pat:  # no run improved over the last ``pat`` steps
+            gain = h[-pat - 1] - h[-1]
+            stalled = not bool(np.any(gain > 1e-12 * (1.0 + np.abs(h[-1]))))
         capped = self.n_restarts == 0 and o["noise"] == "mixed" and o["maxfev"] is not None \
             and s.steps * s.X.shape[0] * s.X.shape[1] >= _FIRST_SHARE * o["maxfev"]
         return "restart" if (collapsed or stalled or capped) else None
@@ -763,9 +738,7 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     A start ends when it has collapsed (spread below ``xtol``; for the diagonal noises,
     below 1e-5 of the start box) or when no run's best improved for
     :math:`k(10 + \lceil 30 d / N \rceil)` steps (``k = 3`` for covariance noise, 10 for
-    the diagonal noises, which also stall when no run's best improved over that window by
-    more than :math:`3 \cdot 10^{-4}` of the value spread of the start's first
-    population); its best point is polished briefly
+    the diagonal noises); its best point is polished briefly
     and a new start begins with ``popsize_factor`` times the particles of the previous
     start of the same noise (IPOP), until ``maxfev`` (or ``maxiter``) is spent.
     ``noise="mixed"`` (the default) alternates covariance starts (affine invariant:
