@@ -424,3 +424,25 @@ def test_covariance_noise_on_every_namespace(xp):
     np.testing.assert_allclose(to_numpy(got.population), ref.population, rtol=1e-9,
                                atol=1e-12)
     assert np.all(np.abs(to_numpy(got.population)) <= 2.0)
+
+
+def test_polish_of_an_objective_gone_nan_warns_nothing():
+    """NaN values reach the local methods as a huge finite value, not inf: Nelder-Mead's
+    convergence test subtracts values, and inf - inf made NumPy warn in the user's run
+    once the objective returned NaN everywhere (here: after 3000 evaluations)."""
+    import warnings
+
+    calls = [0]
+
+    def goes_nan(x):
+        calls[0] += x.shape[1]
+        v = np.sum((x - 0.3) ** 2, axis=0)
+        return v if calls[0] <= 3000 else np.full_like(v, np.nan)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for method in ("Nelder-Mead", True):
+            calls[0] = 0
+            res = minimize_cbo(goes_nan, bounds=[(-2, 2)] * 3, vectorized=True,
+                               maxfev=6000, rng=0, polish=method)
+            assert np.isfinite(res.fun) and res.fun < 1e-2

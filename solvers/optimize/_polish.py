@@ -29,7 +29,6 @@ class _Counted:
         self.nfev = 0
         self.best_x = None
         self.best_f = math.inf
-        self.allow_inf = True
 
     def __call__(self, z):
         if self.nfev >= self.budget:
@@ -37,7 +36,9 @@ class _Counted:
         self.nfev += 1
         v = float(self.f(z))
         if not math.isfinite(v):
-            return math.inf if self.allow_inf else 1e300
+            # a huge finite value, not inf: L-BFGS-B's line search needs finite values,
+            # and Nelder-Mead's convergence test subtracts values (inf - inf warns)
+            return 1e300
         if v < self.best_f:
             self.best_f, self.best_x = v, np.array(z, dtype=np.float64)
         return v
@@ -53,7 +54,6 @@ def _run(method, counted, x, bnds, budget):
         options.update(maxfev=int(budget) + 1, xtol=1e-12, ftol=1e-15)
     else:
         options.update(maxfev=int(budget) + 1, xatol=1e-13, fatol=1e-16, adaptive=True)
-    counted.allow_inf = method != "L-BFGS-B"  # L-BFGS-B's line search needs finite values
     counted.budget = counted.nfev + int(budget)
     try:
         scipy_minimize(counted, np.asarray(x, dtype=np.float64), method=method, bounds=bnds,
