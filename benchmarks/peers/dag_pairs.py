@@ -31,8 +31,10 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+if __name__ == "__main__":  # as a script only: the tests import this module, and a
+    # NUMBA_NUM_THREADS set after Numba launched its threads makes Numba refuse to run
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
