@@ -35,19 +35,24 @@ def _to_raw_units(score_std, var, n):
     return float(score_std + 0.5 * np.log(var).sum() + var.size * math.log(n) / (2 * n))
 
 
+def _gate_model(X_host, n_basis, ridge):
+    """The additive model of the gate: parent candidates screened above ``_SCREEN`` nodes."""
+    model = _AdditiveModel(X_host, int(n_basis), float(ridge))
+    if model.d > _SCREEN:
+        model.screen_parents(_SCREEN)
+    return model
+
+
 def greedy_start(X_host, max_parents=None, n_basis=4, ridge=1e-5):
     """CAM's greedy order (:func:`~solvers.dag.additive.greedy_order`, candidates screened
     above ``_SCREEN`` nodes): a start for the linear equal-variance search when
     ``noise_variance="auto"`` skips the non-equal one (whose order was that start)."""
-    model = _AdditiveModel(X_host, int(n_basis), float(ridge))
-    d = model.d
-    if d > _SCREEN:
-        model.screen_parents(_SCREEN)
-    return greedy_order(model, d - 1 if max_parents is None else int(max_parents))
+    model = _gate_model(X_host, n_basis, ridge)
+    return greedy_order(model, model.d - 1 if max_parents is None else int(max_parents))
 
 
 def choose_mechanism(X_host, C_host, n, best, bics, starts, *, mechanism, max_parents,
-                     max_rounds, time_limit, n_basis=4, ridge=1e-5):
+                     max_rounds, time_limit, n_basis=4, ridge=1e-5, greedy=None):
     """Additive search (``"additive"``) or the BIC choice of ``"auto"``.
 
     Parameters
@@ -62,6 +67,8 @@ def choose_mechanism(X_host, C_host, n, best, bics, starts, *, mechanism, max_pa
     starts : list of orders
         Starting orders of the additive search.
     mechanism : {"additive", "auto"}
+    greedy : order, optional
+        :func:`greedy_start` of the same data and ``max_parents``, when already computed.
 
     Returns
     -------
@@ -74,10 +81,10 @@ def choose_mechanism(X_host, C_host, n, best, bics, starts, *, mechanism, max_pa
     d = var.size
     mp = d - 1 if max_parents is None else int(max_parents)
     if mechanism == "auto":
-        model = _AdditiveModel(X_host, int(n_basis), float(ridge))
-        if d > _SCREEN:
-            model.screen_parents(_SCREEN)
-        starts = [greedy_order(model, mp), best["order"]] + list(starts)
+        model = _gate_model(X_host, n_basis, ridge)
+        if greedy is None:
+            greedy = greedy_order(model, mp)
+        starts = [greedy, best["order"]] + list(starts)
         gate = min(_to_raw_units(_AdditiveState(model, o, mp).score, var, n)
                    for o in starts[:2])
         bics["additive"] = gate

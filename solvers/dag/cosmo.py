@@ -520,11 +520,14 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         runs["nonequal"] = _run_restarts(Xc / sd, C / (sd[:, None] * sd[None, :]), C_host,
                                          n, init, restarts, "nonequal", train, search,
                                          extra_orders=extra)
+    X_host = None  # the data on the host, copied once for the additive model
+    greedy = None  # CAM's greedy order, computed once for both uses below
     if noise_variance == "auto" and len(runs) == 1 and refine and not _stopped(runs):
         from ._mechanism import greedy_start
 
-        _better_start(runs, "equal", C_host, n, search,
-                      greedy_start(np.asarray(to_host(X), dtype=np.float64), max_parents))
+        X_host = np.asarray(to_host(X), dtype=np.float64)
+        greedy = greedy_start(X_host, max_parents)
+        _better_start(runs, "equal", C_host, n, search, greedy)
     if len(runs) == 2 and refine:
         # and the non-equal order as one more start for the equal-variance search, so
         # the two models are compared at their best graphs found from the same starts
@@ -536,11 +539,13 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
     if mechanism == "additive" or (mechanism == "auto" and refine):
         from ._mechanism import choose_mechanism
 
+        if X_host is None:
+            X_host = np.asarray(to_host(X), dtype=np.float64)
         best, mechanism = choose_mechanism(
-            np.asarray(to_host(X), dtype=np.float64), C_host, n, best, bics,
+            X_host, C_host, n, best, bics,
             [r[0]["order"] for r in runs.values()], mechanism=mechanism,
             max_parents=max_parents, max_rounds=refine_rounds,
-            time_limit=refine_time_limit)
+            time_limit=refine_time_limit, greedy=greedy)
         if mechanism == "additive":
             chosen = "nonequal"
     mechanism = "linear" if mechanism == "auto" else mechanism
