@@ -12,6 +12,7 @@ A module is named on the command line by what follows ``_demo_`` in its file nam
 selects every module of the area.
 """
 import importlib
+import importlib.util
 import pkgutil
 import sys
 import time
@@ -29,8 +30,10 @@ def discover_demo_modules():
     for area in pkgutil.iter_modules(solvers.__path__):
         if not area.ispkg or area.name.startswith("_"):
             continue
-        package = importlib.import_module(f"solvers.{area.name}")
-        for mod in pkgutil.iter_modules(package.__path__):
+        # the package's spec, not the package: listing must not import every area
+        # (``--help`` builds its text from this list)
+        spec = importlib.util.find_spec(f"solvers.{area.name}")
+        for mod in pkgutil.iter_modules(spec.submodule_search_locations):
             if mod.name.startswith("_demo"):
                 names.append(f"solvers.{area.name}.{mod.name}")
     return sorted(names)
