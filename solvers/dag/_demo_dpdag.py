@@ -25,7 +25,7 @@ def demo_rows(quick=True):
                  "seconds": seconds})
     d = 10 if quick else 20
     X, W, B = simulate_data(d, 1000, k=2, rng=100)
-    learn_dag(X, method="dpdag", rng=0, max_iter=2)  # warm the kernels outside the timing
+    learn_dag(X, method="dpdag", rng=0, maxiter=2)  # warm the kernels outside the timing
     start = time.perf_counter()
     res = learn_dag(X, method="dpdag", rng=0, maxiter=1000 if quick else 3000)
     seconds = time.perf_counter() - start

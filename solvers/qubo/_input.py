@@ -76,10 +76,6 @@ def is_bqm(obj):
             and hasattr(obj, "quadratic") and hasattr(obj, "linear"))
 
 
-def _vartype_name(vt):
-    return check_vartype(vt)
-
-
 def _from_bqm(bqm):
     variables = list(bqm.variables)
     n = len(variables)
@@ -88,7 +84,7 @@ def _from_bqm(bqm):
                         (np.asarray(irow, dtype=np.int64), np.asarray(icol, dtype=np.int64))),
                        shape=(n, n)).tocsr()
     c = np.asarray(ldata, dtype=np.float64)
-    return Q, c, float(off), _vartype_name(bqm.vartype), variables
+    return Q, c, float(off), check_vartype(bqm.vartype), variables
 
 
 def _from_dict(d, name="Q"):

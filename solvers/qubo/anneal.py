@@ -29,6 +29,7 @@ from solvers._lib import (
 from ._anneal_kernels import make_chains, parallel_reads_ok
 from ._input import parse_qubo, to_binary
 from .._lib.parallel import check_workers, collect
+from .._lib.validation import check_callback
 
 __all__ = ["minimize_qubo", "default_beta_range"]
 
@@ -294,8 +295,7 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
     a, W, c0 = _binary_parts(qb)
     betas = _check_betas(beta_schedule, beta_range, n_sweeps,
                          lambda: _beta_range_from_parts(qb, a, W))
-    if callback is not None and not callable(callback):
-        raise TypeError(f"callback must be callable or None, got {type(callback).__name__}")
+    check_callback(callback)
     pmap = check_workers(workers)
     if pmap is not None and (callback is not None or not parallel_reads_ok(be)):
         raise ValueError("workers needs callback=None and the Numba backend (numpy input); "

@@ -9,9 +9,9 @@ import itertools
 
 import numpy as np
 
-from solvers._lib import OptimizeResult, check_choice, check_int, check_rng
+from solvers._lib import OptimizeResult, check_choice, check_int
 from solvers._lib import to_host
-from .._lib.parallel import check_workers, collect
+from .._lib.parallel import check_workers, parallel_map, spawn_generators
 from .anneal import minimize_qubo
 from .scaling import METHODS, _objectives, as_objective, qubo_energy, scalarize, scale_qubos
 
@@ -365,11 +365,11 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
                              f"got {penalty_scale!r}")
     if not (isinstance(min_weight, (int, float)) and 0 <= min_weight < 1):
         raise ValueError(f"min_weight must be in [0, 1), got {min_weight!r}")
-    pmap = check_workers(workers)
+    check_workers(workers)  # a bad value fails before any solve
     if "workers" in solver_options or "callback" in solver_options:
         raise TypeError("pareto_sweep takes workers itself and no callback; pass them "
                         "neither in solver_options")
-    seeds = check_rng(rng).spawn(W.shape[0])
+    seeds = spawn_generators(rng, W.shape[0])
     tasks = []
     for w, seed in zip(W, seeds):
         Qw, cw, ow = scalarize(scaled, np.maximum(w, min_weight), vartype=vartype)
@@ -377,10 +377,7 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
             A = (_flip_bound(Qw, cw) if penalty_scale == "relative" else float(penalty_scale))
             Qw, cw, ow = scalarize([(Qw, cw, ow), penalty], [1.0, A], vartype=vartype)
         tasks.append((Qw, cw, ow, vartype, seed, solver_options))
-    if pmap is None:
-        solutions = [_solve_one(t) for t in tasks]
-    else:
-        solutions = collect(pmap, _solve_one, tasks)
+    solutions = parallel_map(_solve_one, tasks, workers)
     values = [[qubo_energy(t, x, vartype=vartype) for t in triples] for x in solutions]
     solutions = np.asarray(solutions)
     values = np.asarray(values, dtype=np.float64)
