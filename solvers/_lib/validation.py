@@ -103,12 +103,12 @@ def check_positive_definite(S, xp, name, *, semi=False, rtol=None):
         raise ValueError(f"{name} must be square matrices (..., d, d), got shape {tuple(S.shape)}")
     check_finite(S, xp, name)
     if math.prod(S.shape) == 0:
-        return  # an empty stack holds no matrix to check
+        return S  # an empty stack holds no matrix to check
     if rtol is None:
         rtol = 1e-5 if S.dtype == xp.float32 else 1e-10
-    scale = xp.max(xp.abs(S)) if S.shape[-1] > 0 else 0.0
-    scale = float(scale) if float(scale) > 0 else 1.0
-    asym = xp.max(xp.abs(S - xp.matrix_transpose(S))) if S.shape[-1] > 0 else 0.0
+    scale = float(xp.max(xp.abs(S)))
+    scale = scale if scale > 0 else 1.0
+    asym = xp.max(xp.abs(S - xp.matrix_transpose(S)))
     if float(asym) > 100 * rtol * scale:
         raise ValueError(f"{name} must be symmetric (max |S - S^T| = {float(asym):.3g})")
     eig = xp.linalg.eigvalsh(S)

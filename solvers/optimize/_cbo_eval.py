@@ -7,14 +7,14 @@ re-imported in a child (the guard is missing) fails fast with a message instead 
 respawning workers forever.
 """
 import multiprocessing
-import numbers
 
 import numpy as np
 
 from .._lib.namespace import is_numpy_namespace
+from .._lib.parallel import check_workers, collect
 from .._lib.validation import check_int
 
-__all__ = ["Evaluator", "Objective", "make_pool"]
+__all__ = ["Evaluator", "Objective", "check_cbo_workers", "make_pool"]
 
 
 class Objective:
@@ -41,17 +41,21 @@ def make_pool(n):
     return multiprocessing.get_context("spawn").Pool(n)
 
 
+def check_cbo_workers(workers):
+    """:func:`~solvers._lib.parallel.check_workers` (None: serial) after ``check_int``'s
+    TypeError for a ``workers`` that is neither None, callable nor an integer."""
+    if workers is not None and not callable(workers):
+        workers = check_int(workers, "workers")
+    return check_workers(workers)
+
+
 def parse_workers(workers):
     """``workers`` -> (map callable, pool size or None for a user map / serial)."""
-    if workers is None or (isinstance(workers, numbers.Integral) and not
-                           isinstance(workers, bool) and int(workers) == 1):
+    if check_cbo_workers(workers) is None:
         return map, None
     if callable(workers):
         return workers, None
-    n = check_int(workers, "workers")
-    if n == 0 or n < -1:
-        raise ValueError(f"workers must be a positive int, -1 (all cores) or a map-like "
-                         f"callable, got {n}")
+    n = int(workers)
     return None, (None if n == -1 else n)
 
 
@@ -97,13 +101,7 @@ class Evaluator:
         if self.vectorized:
             return self._vectorized(X)
         rows = [X[i, :] for i in range(X.shape[0])]
-        results = list(self.map(self.obj, rows))
-        if results and callable(getattr(results[0], "result", None)):
-            client = getattr(results[0], "client", None)
-            if client is not None and hasattr(client, "gather"):
-                results = list(client.gather(results))  # dask futures: one round trip
-            else:
-                results = [r.result() for r in results]
+        results = collect(self.map, self.obj, rows)  # dask futures: one round trip
         try:
             values = [float(v) for v in results]
         except (TypeError, ValueError):

@@ -6,9 +6,16 @@ tests which backend it runs on. Each entry names the Numba and CuPy implementati
 the reference the fast ones are tested against. ``SYNC_EVERY`` says how often the host
 reads device scalars for the stopping tests (a GPU run syncs every 10 steps).
 """
+import math
+
 from .._lib.kernels import KernelTable
 
 __all__ = ["KERNELS", "SYNC_EVERY"]
+
+#: the ESS bisection on log(alpha): its lower end (alpha = 1e-12) and its number of steps,
+#: shared by the generic code (:mod:`.cbo`) and the Numba kernel
+_LOG_ALPHA_LO = math.log(1e-12)
+_N_BISECT = 50
 
 KERNELS = KernelTable(
     __package__,

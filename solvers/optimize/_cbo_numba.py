@@ -17,9 +17,7 @@ import math
 import numpy as np
 
 from .._lib.numba_config import jit
-
-_LOG_ALPHA_LO = math.log(1e-12)
-_N_BISECT = 50
+from ._cbo_kernels import _LOG_ALPHA_LO, _N_BISECT
 
 
 @jit
@@ -152,39 +150,10 @@ def move(X, C, xi, lam_dt, sig_sqdt, aniso, xp):
     return X_out, spread
 
 
-@jit
-def _consensus_kernel(X, F, alpha, C):
-    M, N, d = X.shape
-    for m in range(M):
-        fmin = math.inf
-        for i in range(N):
-            f = F[m, i]
-            if f < fmin and f > -math.inf:
-                fmin = f
-        s = 0.0
-        for j in range(d):
-            C[m, j] = 0.0
-        for i in range(N):
-            f = F[m, i]
-            if not (fmin < math.inf):
-                w = 1.0
-            elif not (f < math.inf and f > -math.inf):
-                continue
-            else:
-                w = math.exp(-alpha * (f - fmin))
-            s += w
-            for j in range(d):
-                C[m, j] += w * X[m, i, j]
-        for j in range(d):
-            C[m, j] /= s
-
-
 def consensus(X, E, alpha, xp):
     """Numba twin of ``cbo._consensus_xp`` for (M, N, d) particles and (M, N) energies."""
-    X = np.ascontiguousarray(X)
-    C = np.empty((X.shape[0], X.shape[2]), dtype=X.dtype)
-    _consensus_kernel(X, np.ascontiguousarray(E), float(alpha), C)
-    return C
+    E = np.where(np.isfinite(E), E, np.inf)  # NaN and +-inf: weight zero
+    return gibbs_consensus(X, E, None, alpha, None, 1.0, xp)[1]
 
 
 @jit

@@ -9,8 +9,7 @@ dask ``Client.map`` give identical answers.
 """
 import numpy as np
 
-from .._lib.parallel import gather
-from .._lib.rng import check_rng
+from .._lib.parallel import collect, spawn_generators
 from ._cbo_eval import make_pool, parse_workers
 
 __all__ = ["map_runs"]
@@ -28,7 +27,7 @@ def map_runs(fun, kwargs, n_runs, maxfev, workers, rng):
     """Run ``n_runs`` pieces through ``workers``; returns the combined OptimizeResult."""
     from .._lib.results import OptimizeResult  # the pieces' results follow the contract
 
-    children = check_rng(rng).spawn(n_runs)
+    children = spawn_generators(rng, n_runs)
     budgets = [None] * n_runs
     if maxfev is not None:
         base, extra = divmod(maxfev, n_runs)
@@ -41,7 +40,7 @@ def map_runs(fun, kwargs, n_runs, maxfev, workers, rng):
         if mapper is None:
             pool = make_pool(n)
             mapper = pool.map
-        results = gather(list(mapper(_run_piece, jobs)))
+        results = collect(mapper, _run_piece, jobs)
     finally:
         if pool is not None:
             pool.close()

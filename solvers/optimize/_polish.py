@@ -54,7 +54,6 @@ def _run(method, counted, x, bnds, budget):
         options.update(maxfev=int(budget) + 1, xtol=1e-12, ftol=1e-15)
     else:
         options.update(maxfev=int(budget) + 1, xatol=1e-13, fatol=1e-16, adaptive=True)
-    counted.budget = counted.nfev + int(budget)
     try:
         scipy_minimize(counted, np.asarray(x, dtype=np.float64), method=method, bounds=bnds,
                        options=options)

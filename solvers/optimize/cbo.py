@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from .._lib.namespace import array_namespace
+from .._lib.namespace import array_namespace, is_numpy_namespace
 from .._lib.backend import resolve_backend
 from .._lib.rng import Draws
 from .._lib.validation import (as_float_array, check_choice, check_finite, check_int,
@@ -39,16 +39,14 @@ from .._lib.host import to_host, to_float
 from .._lib.results import Status, make_result, call_callback, Progress
 from ..lse import softmax, logsumexp
 from ._cbo_bounds import parse_bounds, reflect
-from ._cbo_eval import Evaluator
-from ._cbo_kernels import KERNELS, SYNC_EVERY
+from ._cbo_eval import Evaluator, check_cbo_workers
+from ._cbo_kernels import KERNELS, SYNC_EVERY, _LOG_ALPHA_LO, _N_BISECT
 from ._minimize import register_method
 from ._polish import polish as _polish_point, POLISH_METHODS
 from ._cbo_local import local_run, swarm_covariance, LOCAL_ESS
 
 __all__ = ["minimize_cbo", "consensus"]
 
-_LOG_ALPHA_LO = math.log(1e-12)
-_N_BISECT = 50
 _NOISES = ("mixed", "anisotropic", "isotropic", "covariance")
 #: per-noise defaults of (sigma, lam, dt); the diagonal ones calibrated on shifted
 #: Rastrigin/Ackley/Levy-20, the covariance ones on the black-box tuning suite
@@ -324,6 +322,10 @@ class _CBOSolver:
         self.move = KERNELS.get("move", be, _move_xp)
         self.reflect = KERNELS.get("reflect", be, reflect)
         self.track = KERNELS.get("track_best", be, _track_best_xp)
+        # the local run (:meth:`_local`) weights host numpy arrays: the solver's backend
+        # on numpy, the numpy one otherwise (cupy or another namespace)
+        host_be = be if is_numpy_namespace(be.xp) else resolve_backend("auto", np)
+        self.host_weights = KERNELS.get("gibbs_weights", host_be, _gibbs_weights_xp)
         self.sync_every = SYNC_EVERY.get(be.name, 1)
         xp = self.xp
         M, d = o["n_runs"], start[0].shape[0]
@@ -574,7 +576,7 @@ class _CBOSolver:
                               dtype=np.float64)
 
         def weights(F):
-            W, _ = _gibbs_weights_xp(F[None, :], None, 1.0, LOCAL_ESS, 1e300, np)
+            W, _ = self.host_weights(F[None, :], None, 1.0, LOCAL_ESS, 1e300, np)
             return W[0]
 
         def normal(shape):
@@ -692,7 +694,7 @@ def _check_options(o, d):
         o["polish_budget"] = int(share * o["maxfev"] / o["n_runs"])
 
 
-def _start_box(x0, box, x0_spread, be, d):
+def _start_box(x0, box, x0_spread, d):
     """(low, width, x0) of the start: uniform in the bounds, or around ``x0``."""
     if x0 is None:
         return box[0], box[1] - box[0], None
@@ -910,10 +912,9 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
         box = parse_bounds(bounds)
         d = box[0].shape[0]
     _check_options(o, d)
-    if o["n_runs"] > 1 and not (isinstance(workers, int) and workers == 1) and \
-            workers is not None:
+    if o["n_runs"] > 1 and check_cbo_workers(workers) is not None:
         return _map_runs(fun, bounds, x0, o)
-    start = _start_box(x0_dev, box, x0_spread, be, d)
+    start = _start_box(x0_dev, box, x0_spread, d)
     solver = _CBOSolver(fun, o, be, box, start, dtype, Draws(rng, cx))
     return solver.solve()
 
