@@ -215,9 +215,7 @@ class _Fitter:
 
     def _early_stop(self, params, v, state):
         """Track the best held-out loss; True once it stalled for ``patience`` iterations."""
-        val, _ = loss_and_grad(self.x0v, self.x1v, params, self.eps, self.xp, self.kernels,
-                               self.opts["chunk"])
-        val = float(val)
+        val = self.score(params)   # called only with a held-out part (x0v, x1v)
         if val < state["best_val"] - 1e-12 * abs(val):
             state.update(best=v.copy(), best_val=val, bad=0)
             return False

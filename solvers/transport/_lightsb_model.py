@@ -64,20 +64,15 @@ def logits_c(x, p, xp, eps):
     return p.la + (quad + 2.0 * (x @ xp.matrix_transpose(p.r))) / (2.0 * eps)
 
 
-def logits_v(y, p, xp, eps, Linv=None):
-    """log alpha_k + log N(y | r_k, eps S_k), shape (m, K)."""
+def logits_v(y, p, xp, eps):
+    """log alpha_k + log N(y | r_k, eps S_k) for diagonal S, shape (m, K)."""
     D = y.shape[1]
     const = -0.5 * D * (_LOG_2PI + math.log(eps))
-    if p.kind == "diag":
-        inv_s = xp.exp(-p.q)
-        quad = ((y * y) @ xp.matrix_transpose(inv_s)
-                - 2.0 * (y @ xp.matrix_transpose(p.r * inv_s))
-                + xp.sum(p.r * p.r * inv_s, axis=1))
-        half_logdet = 0.5 * xp.sum(p.q, axis=1)
-    else:
-        W = (y[None, :, :] - p.r[:, None, :]) @ xp.matrix_transpose(Linv)   # (K, m, D)
-        quad = xp.matrix_transpose(xp.sum(W * W, axis=-1))
-        half_logdet = xp.sum(xp.log(xp.abs(xp.linalg.diagonal(p.q))), axis=1)
+    inv_s = xp.exp(-p.q)
+    quad = ((y * y) @ xp.matrix_transpose(inv_s)
+            - 2.0 * (y @ xp.matrix_transpose(p.r * inv_s))
+            + xp.sum(p.r * p.r * inv_s, axis=1))
+    half_logdet = 0.5 * xp.sum(p.q, axis=1)
     return p.la + const - half_logdet - quad / (2.0 * eps)
 
 

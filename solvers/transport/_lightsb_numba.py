@@ -130,62 +130,88 @@ def _softmax_accumulate(w, pts, i, acc, c):
     return lse
 
 
-def _diag_stats_py(x, y, la, r, s, eps, nchunks, acc_c, acc_v, lse_sum):
-    """Per-chunk sufficient statistics of the LightSB loss for diagonal S.
-
-    acc_c[c, k, 0] = sum_i w_ik, acc_c[c, k, 1:D+1] = sum_i w_ik x_i,
-    acc_c[c, k, D+1:] = sum_i w_ik x_i^2 (and the same for y in acc_v);
-    lse_sum[c, 0] = sum_i log c(x_i), lse_sum[c, 1] = sum_j log v(y_j).
-    """
-    n, D = x.shape
-    m = y.shape[0]
-    K = r.shape[0]
+@jit
+def _diag_terms(r, s, eps):
+    """Per-component terms shared by every chunk: ``1 / s``, half the log-determinant of
+    each S_k, ``r_k^T S_k^{-1} r_k`` (the expanded quadratic form of the generic code), and
+    the scalars ``1 / (2 eps)`` and the Gaussian normalising constant."""
+    K, D = r.shape
     inv2e = 1.0 / (2.0 * eps)
     const = -0.5 * D * math.log(2.0 * math.pi * eps)
     inv_s = 1.0 / s
     half_logdet = np.zeros(K)
-    rr = np.zeros(K)  # r_k^T S_k^{-1} r_k: the expanded quadratic form of the generic code
+    rr = np.zeros(K)
     for k in range(K):
         t = 0.0
         for d in range(D):
             t += math.log(s[k, d])
             rr[k] += r[k, d] * r[k, d] * inv_s[k, d]
         half_logdet[k] = 0.5 * t
+    return inv_s, half_logdet, rr, inv2e, const
+
+
+@jit
+def _diag_stats_chunk(x, y, la, r, s, terms, nchunks, c, acc_c, acc_v, lse_sum):
+    """Sufficient statistics of chunk ``c`` (of ``nchunks``) of the rows of x and of y.
+
+    acc_c[c, k, 0] = sum_i w_ik, acc_c[c, k, 1:D+1] = sum_i w_ik x_i,
+    acc_c[c, k, D+1:] = sum_i w_ik x_i^2 (and the same for y in acc_v);
+    lse_sum[c, 0] = sum_i log c(x_i), lse_sum[c, 1] = sum_j log v(y_j).
+    ``terms`` is :func:`_diag_terms`'s tuple.
+    """
+    inv_s, half_logdet, rr, inv2e, const = terms
+    n, D = x.shape
+    m = y.shape[0]
+    K = r.shape[0]
+    w = np.empty(K)
+    # --- x side: log c(x) ---
+    i0 = (n * c) // nchunks
+    i1 = (n * (c + 1)) // nchunks
+    tot_lse = 0.0
+    for i in range(i0, i1):
+        for k in range(K):
+            quad, lin = 0.0, 0.0
+            for d in range(D):
+                xv = x[i, d]
+                quad += s[k, d] * xv * xv
+                lin += xv * r[k, d]
+            w[k] = la[k] + (quad + 2.0 * lin) * inv2e
+        tot_lse += _softmax_accumulate(w, x, i, acc_c, c)
+    lse_sum[c, 0] = tot_lse
+    # --- y side: log v(y) ---
+    j0 = (m * c) // nchunks
+    j1 = (m * (c + 1)) // nchunks
+    tot_lse = 0.0
+    for j in range(j0, j1):
+        for k in range(K):
+            quad, lin = 0.0, 0.0
+            for d in range(D):
+                yv = y[j, d]
+                quad += yv * yv * inv_s[k, d]
+                lin += yv * (r[k, d] * inv_s[k, d])
+            w[k] = la[k] + const - half_logdet[k] - (quad - 2.0 * lin + rr[k]) * inv2e
+        tot_lse += _softmax_accumulate(w, y, j, acc_v, c)
+    lse_sum[c, 1] = tot_lse
+
+
+# Two distinct functions, not one compiled twice: Numba's cache index does not tell
+# parallel=True from serial (numba#6845), so one Python function jitted both ways would
+# share a cache entry and whichever compiled first would serve both.
+@jit
+def _diag_stats_serial(x, y, la, r, s, eps, nchunks, acc_c, acc_v, lse_sum):
+    """Per-chunk statistics (see :func:`_diag_stats_chunk`), chunks in turn: for
+    minibatches, where thread start-up dominates."""
+    terms = _diag_terms(r, s, eps)
+    for c in range(nchunks):
+        _diag_stats_chunk(x, y, la, r, s, terms, nchunks, c, acc_c, acc_v, lse_sum)
+
+
+@jit_parallel
+def _diag_stats_parallel(x, y, la, r, s, eps, nchunks, acc_c, acc_v, lse_sum):
+    """Parallel twin of :func:`_diag_stats_serial` (chunks over threads): full batches."""
+    terms = _diag_terms(r, s, eps)
     for c in prange(nchunks):
-        w = np.empty(K)
-        # --- x side: log c(x) ---
-        i0 = (n * c) // nchunks
-        i1 = (n * (c + 1)) // nchunks
-        tot_lse = 0.0
-        for i in range(i0, i1):
-            for k in range(K):
-                quad, lin = 0.0, 0.0
-                for d in range(D):
-                    xv = x[i, d]
-                    quad += s[k, d] * xv * xv
-                    lin += xv * r[k, d]
-                w[k] = la[k] + (quad + 2.0 * lin) * inv2e
-            tot_lse += _softmax_accumulate(w, x, i, acc_c, c)
-        lse_sum[c, 0] = tot_lse
-        # --- y side: log v(y) ---
-        j0 = (m * c) // nchunks
-        j1 = (m * (c + 1)) // nchunks
-        tot_lse = 0.0
-        for j in range(j0, j1):
-            for k in range(K):
-                quad, lin = 0.0, 0.0
-                for d in range(D):
-                    yv = y[j, d]
-                    quad += yv * yv * inv_s[k, d]
-                    lin += yv * (r[k, d] * inv_s[k, d])
-                w[k] = la[k] + const - half_logdet[k] - (quad - 2.0 * lin + rr[k]) * inv2e
-            tot_lse += _softmax_accumulate(w, y, j, acc_v, c)
-        lse_sum[c, 1] = tot_lse
-
-
-# serial for minibatches (thread start-up dominates there), parallel for full batches
-_diag_stats_serial = jit(_diag_stats_py)
-_diag_stats_parallel = jit_parallel(_diag_stats_py)
+        _diag_stats_chunk(x, y, la, r, s, terms, nchunks, c, acc_c, acc_v, lse_sum)
 
 
 #: (rows x K x D) work below which one serial chunk runs (thread start-up dominates)

@@ -122,15 +122,9 @@ class SchrodingerBridgeResult(OptimizeResult):
             raise ValueError(f"{name} must have {D} columns (the bridge's dimension), "
                              f"got shape {tuple(x.shape)}")
         check_finite(x, xp, name)
-        p = self._params_in(xp)
+        p = self._params.to(xp)
         x = xp.astype(x, p.r.dtype)
         return x, p, xp, be, one
-
-    def _params_in(self, xp):
-        p = self._params
-        if array_namespace(p.r) is xp:
-            return p
-        return p.to(xp)
 
     def _out(self, a, be, one):
         if one:

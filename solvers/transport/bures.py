@@ -13,7 +13,8 @@ from numpy import broadcast_shapes
 
 from .._lib.backend import resolve_backend
 from .._lib.namespace import array_namespace
-from .._lib.validation import as_float_array, check_finite, check_positive_definite
+from .._lib.validation import (as_float_array, check_finite, check_int, check_positive,
+                               check_positive_definite)
 from .bures_kernels import (roots as _roots, sym as _sym, sqrt_and_inv_sqrt as _sqrt_and_inv_sqrt,
                             sqdist_gram as _sqdist_gram, cdist_full as _cdist_full,
                             weighted_root_sum as _weighted_root_sum,
@@ -441,9 +442,6 @@ def bures_wasserstein_barycenter(means, covs, weights=None, *, cov_init=None, ma
     >>> np.diag(Sb).round(12).tolist()
     [4.0, 4.0]
     """
-    from .._lib.backend import resolve_backend
-    from .._lib.validation import check_int, check_positive
-
     xp = array_namespace(means, covs, weights, cov_init)
     be = resolve_backend(backend, xp)
     xpc = be.xp

@@ -25,9 +25,8 @@ import numpy as np
 
 from .._lib.validation import as_float_array, check_finite, check_positive_definite
 from .._lib.kernels import KernelTable
-from .._lib.backend import backend_arg
 
-__all__ = ["KERNELS", "backend_arg", "sym", "tiny", "roots", "sqrt_and_inv_sqrt", "sqdist_direct",
+__all__ = ["KERNELS", "sym", "tiny", "roots", "sqrt_and_inv_sqrt", "sqdist_direct",
            "sqdist_gram", "chunk_rows", "cdist_full", "weighted_root_sum", "screened_cdist",
            "check_gaussians", "BLOCK_FLOATS"]
 
