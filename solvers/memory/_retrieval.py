@@ -66,8 +66,11 @@ class _FullGeometry:
         self.screen = screen
         self.wmin = 1e-18
         # square roots of the patterns' eigenvalues: the screen's spectral lower bound
-        lam = xp.linalg.eigvalsh(_bw.sym(S, xp))
-        self.rS = xp.sqrt(xp.maximum(lam, xp.zeros_like(lam)))
+        # (read only by the screened distances)
+        self.rS = None
+        if screen is not None:
+            lam = xp.linalg.eigvalsh(_bw.sym(S, xp))
+            self.rS = xp.sqrt(xp.maximum(lam, xp.zeros_like(lam)))
 
     def scores_aux(self, state, beta=None):
         """``-W2^2`` per (query, pattern) and the query roots ``(R, R^{-1})``."""
@@ -218,10 +221,6 @@ def _iterate(geom, state, beta, maxiter, tol, xp, lse_backend, *, callback=None,
                 status, message = int(Status.CONVERGED), "every query converged"
                 break
     return state, nit, converged, idx_cur, xp.stack(trace, axis=0), status, message
-
-
-def _lse_backend(be):
-    return _bw.backend_arg(be)
 
 
 def _offdiag_scale(M, xp):

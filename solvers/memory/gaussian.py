@@ -1,7 +1,7 @@
 """The dense associative memory of Gaussians in the 2-Wasserstein geometry."""
 import numpy as np
 
-from .._lib.backend import resolve_backend
+from .._lib.backend import backend_arg, resolve_backend
 from .._lib.namespace import array_namespace
 from .._lib.validation import as_float_array, check_positive, check_int, check_choice
 from ..lse import logsumexp, softmax
@@ -11,7 +11,7 @@ from .._lib.namespace import is_dask_array
 from .._lib.validation import check_callback
 from ._dask import retrieve_dask
 from ._retrieval import (_BLOCK, _COMMUTE_RTOL, _FullGeometry, _VectorGeometry, _iterate,
-                         _lse_backend, _no_live_output, _offdiag_scale, _result)
+                         _no_live_output, _offdiag_scale, _result)
 
 __all__ = ["GaussianMemory"]
 
@@ -104,8 +104,6 @@ class GaussianMemory:
         self.diagonal_storage = covs_in.ndim == 2
         m, S = _bw.check_gaussians(be.to_device(means), covs_in, xpc, "",
                                     diagonal=self.diagonal_storage)
-        if m.shape[0] < 1:
-            raise ValueError("means and covs must hold at least one stored pattern, got 0")
         dtype = xpc.result_type(m.dtype, S.dtype)
         self.means, self.covs = xpc.astype(m, dtype), xpc.astype(S, dtype)
         self._forced_fast = path in ("diagonal", "commuting")
@@ -113,7 +111,7 @@ class GaussianMemory:
         self._basis = None  # None: identity (diagonal); array U: shared eigenbasis
         self.path = self._resolve_path(path)
         if self.path in ("diagonal", "commuting"):
-            lam = self._eigs_in_basis(self.covs, patterns=True)
+            lam = self._eigs_in_basis(self.covs)
             self._vec = _VectorGeometry(xpc.concat([self.means, xpc.sqrt(lam)], axis=1),
                                         xpc)
         if not self.diagonal_storage:
@@ -154,7 +152,7 @@ class GaussianMemory:
         off, scale = _offdiag_scale(rot, xp)
         return U if off <= 1e3 * _COMMUTE_RTOL * scale else None
 
-    def _eigs_in_basis(self, S, patterns=False):
+    def _eigs_in_basis(self, S):
         xp = self._be.xp
         if self._basis is not None:
             S = xp.matrix_transpose(self._basis) @ S @ self._basis
@@ -202,10 +200,10 @@ class GaussianMemory:
         dtype = xp.result_type(qm.dtype, qS.dtype, self.means.dtype)
         return xp.astype(qm, dtype), xp.astype(qS, dtype), single
 
-    def _state(self, qm, qS, force_full=False):
+    def _state(self, qm, qS):
         """(geometry, state, to_user) for a batch of queries."""
         xp = self._be.xp
-        if not force_full and self.path != "full" and self._query_fits_fast_path(qS):
+        if self.path != "full" and self._query_fits_fast_path(qS):
             lam = self._eigs_in_basis(qS)
             z = xp.concat([qm, xp.sqrt(xp.maximum(lam, xp.zeros_like(lam)))], axis=1)
             return self._vec, (z,), self._from_vector
@@ -260,11 +258,7 @@ class GaussianMemory:
         """
         qm, qS, single = self._queries(means, covs)
         geom, state, _ = self._state(qm, qS)
-        if geom is self._full:
-            d2 = _bw.cdist_full(qm, qS, self.means, self.covs, self._be)
-        else:
-            d2 = -geom.scores(state)
-        return self._out(d2, single)
+        return self._out(-geom.scores(state), single)
 
     def energy(self, means, covs):
         """:math:`E(\\xi) = -\\beta^{-1}\\log\\sum_i e^{-\\beta W_2^2(\\xi, X_i)}`.
@@ -296,7 +290,7 @@ class GaussianMemory:
         qm, qS, single = self._queries(means, covs)
         geom, state, _ = self._state(qm, qS)
         s = geom.scores(state)
-        E = -logsumexp(self.beta * s, axis=1, backend=_lse_backend(self._be)) / self.beta
+        E = -logsumexp(self.beta * s, axis=1, backend=backend_arg(self._be)) / self.beta
         return self._out(E, single)
 
     def weights(self, means, covs):
@@ -472,7 +466,7 @@ class GaussianMemory:
         geom, state, to_user = self._state(qm, qS)
         xp = self._be.xp
         state, nit, conv, index, trace, status, message = _iterate(
-            geom, state, self.beta, maxiter, tol, xp, _lse_backend(self._be),
+            geom, state, self.beta, maxiter, tol, xp, backend_arg(self._be),
             callback=callback, progress=progress, n_patterns=self.n_patterns,
             block=_BLOCK if geom is not self._full else max(
                 1, _BLOCK // (self.dim * self.dim)),

@@ -1,7 +1,7 @@
 """The vector dense associative memory (modern Hopfield network)."""
 import numpy as np
 
-from .._lib.backend import resolve_backend
+from .._lib.backend import backend_arg, resolve_backend
 from .._lib.namespace import array_namespace
 from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
                                check_choice)
@@ -9,7 +9,7 @@ from ..lse import logsumexp, softmax
 from .._lib.namespace import is_dask_array
 from .._lib.validation import check_callback
 from ._dask import retrieve_dask
-from ._retrieval import _VectorGeometry, _iterate, _lse_backend, _no_live_output, _result
+from ._retrieval import _VectorGeometry, _iterate, _no_live_output, _result
 
 __all__ = ["VectorMemory"]
 
@@ -134,7 +134,7 @@ class VectorMemory:
         14.901388
         """
         s, x, single = self._scores(x)
-        E = -logsumexp(self.beta * s, axis=1, backend=_lse_backend(self._be)) / self.beta
+        E = -logsumexp(self.beta * s, axis=1, backend=backend_arg(self._be)) / self.beta
         off = self._geom.energy_offset((x,))
         E = E if off is None else E + off
         return self._be.to_input(E[0] if single else E)
@@ -272,7 +272,7 @@ class VectorMemory:
         x, single = self._queries(x)
         xp = self._be.xp
         state, nit, conv, index, trace, status, message = _iterate(
-            self._geom, (x,), self.beta, maxiter, tol, xp, _lse_backend(self._be),
+            self._geom, (x,), self.beta, maxiter, tol, xp, backend_arg(self._be),
             callback=callback, progress=progress, n_patterns=self.n_patterns,
             to_input=self._be.to_input)
         return _result(self._be, single, status, message, nit, conv, index, trace,
