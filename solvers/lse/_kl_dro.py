@@ -13,10 +13,11 @@ from .._lib.docstrings import fill_doc
 from .._lib.namespace import array_namespace, is_numpy_namespace
 from .._lib.results import Status, make_result
 from .._lib.validation import (as_float_array, check_choice, check_finite, check_int,
-                               check_positive)
+                               check_positive, promote_float16)
 from .logsumexp import logsumexp, softmax
 from ._minibatch import is_partitioned
-from .safe_kl import _no_half, minimize_logsumexp
+from ._safe_kl_solver import _softplus
+from .safe_kl import minimize_logsumexp
 
 __all__ = ["kl_dro", "kl_dro_objective", "kl_dro_losses", "dro_dataset"]
 
@@ -29,10 +30,6 @@ References
 .. [2] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
    optimization of LogSumExp", arXiv:2509.24894, 2025.
 """
-
-
-def _softplus(x, xp):
-    return xp.maximum(x, xp.zeros_like(x)) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
 @fill_doc(references=_REFERENCES)
@@ -283,7 +280,8 @@ def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=
     lam = check_positive(lam, "lam")
     l2 = check_positive(l2, "l2", strict=False)
     options = dict(options or {})
-    if is_partitioned((X, y), "X and y"):
+    partitioned = is_partitioned((X, y), "X and y")
+    if partitioned:
         X, y, xp, d = _partitioned_inputs(X, y, loss)
         if method == "lbfgs":
             raise ValueError("method='lbfgs' needs in-memory numpy X and y, not dask "
@@ -294,7 +292,7 @@ def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=
     else:
         X, y, xp = _inputs(X, y, x0, loss)
         d = X.shape[1]
-    dtype = xp.float64 if is_partitioned((X, y)) else X.dtype
+    dtype = xp.float64 if partitioned else X.dtype
     theta0 = xp.zeros((d,), dtype=dtype) if x0 is None else \
         as_float_array(x0, xp, "x0", ndim=1, dtype=dtype)
     if theta0.shape[0] != d:
@@ -348,7 +346,7 @@ def _check_labels(y, xp):
 
 def _inputs(X, y, x0, loss):
     xp = array_namespace(X, y, x0)
-    X = _no_half(as_float_array(X, xp, "X", ndim=2), xp)
+    X = promote_float16(as_float_array(X, xp, "X", ndim=2), xp)
     if X.shape[0] == 0:
         raise ValueError("X must hold at least one row, got shape "
                          f"{tuple(X.shape)}")
@@ -374,8 +372,6 @@ def _check_block(block, name, loss):
 
 def _partitioned_inputs(X, y, loss):
     """Dask X and y: checked lazily, partition by partition (never all at once)."""
-    from .._lib.namespace import array_namespace as ns
-
     def lazy(obj, name):
         if not hasattr(obj, "map_blocks"):  # a dataframe / series: lengths read once
             obj = obj.to_dask_array(lengths=True)
@@ -386,7 +382,7 @@ def _partitioned_inputs(X, y, loss):
         raise ValueError("X must be a 2-D dask array or dataframe with known columns and y "
                          "a 1-D dask array or series")
     meta = getattr(X, "_meta", None)
-    xp = ns(meta) if hasattr(meta, "__array_namespace__") else np
+    xp = array_namespace(meta) if hasattr(meta, "__array_namespace__") else np
     return lazy(X, "X"), lazy(y, "y"), xp, int(d)
 
 

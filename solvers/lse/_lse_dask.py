@@ -1,9 +1,10 @@
 """Lazy log-sum-exp on dask arrays: tree reductions of exact partials.
 
-Imported only when a dask array reaches :func:`solvers.logsumexp`, :func:`softmax`,
-:func:`log_softmax` or :func:`logsumexp_matmul` (through the kernel table), so the package
-never imports dask otherwise. Nothing here calls ``compute()``: every function returns a
-dask array, and each task holds one input chunk plus small partials.
+Imported only when a dask array reaches :func:`solvers.logsumexp` or
+:func:`logsumexp_matmul` (through the kernel table), so the package never imports dask
+otherwise (:func:`softmax` and :func:`log_softmax` run their generic formulas, which are
+lazy on dask). Nothing here calls ``compute()``: every function returns a dask array, and
+each task holds one input chunk plus small partials.
 
 Each chunk is reduced to the partial of :func:`solvers.logsumexp_partial`, extended by the
 tie weight and a naive sum so that SciPy's special values survive the merge:
@@ -15,7 +16,8 @@ and partials merge exactly (``logsumexp_merge``): with :math:`M = \\max_j \\mu_j
 :math:`m = \\sum_{\\mu_j = M} m_j`, :math:`s = \\sum_j s_j e^{\\mu_j - M} +
 \\sum_{\\mu_j < M} m_j e^{\\mu_j - M}`, :math:`t = \\sum_j t_j`. The result is
 ``M + log|m| + log1p(s / m)``, or ``log|t|`` where that is not finite (inf / NaN input),
-exactly as the in-memory paths.
+exactly as the in-memory paths. An unweighted chunk whose partial is finite sends ``t = 0``
+instead of its naive sum, which could not change that inf or NaN.
 """
 import functools
 
@@ -38,9 +40,15 @@ def _chunk(x, weights=None, axis=None, keepdims=True, computing_meta=False):
     x3 = _as_three_axes(x, axes)
     w3 = None if weights is None else _as_three_axes(np.broadcast_to(weights, x.shape), axes)
     mx, m, s = lane_stats(x3, w3)
-    with np.errstate(over="ignore", invalid="ignore"):
-        e = np.exp(x3.astype(np.float64))
-        t = np.sum(e if w3 is None else w3 * e, axis=1)
+    if w3 is None and np.isfinite(mx).all() and np.isfinite(s).all():
+        # t is read only where the merged stable result is not finite, which needs a
+        # non-finite partial somewhere; there its t is inf or NaN, and a finite chunk's
+        # (non-negative) naive sum cannot change inf or NaN: 0 stands in for it
+        t = np.zeros(mx.shape)
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            e = np.exp(x3.astype(np.float64))
+            t = np.sum(e if w3 is None else w3 * e, axis=1)
     shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
     return {k: v.reshape(shape) for k, v in zip(_FIELDS, (mx, m, s, t))}
 
@@ -93,13 +101,6 @@ def lse_reduce(a, b, axes, return_sign, xp=None):
                        combine=_combine, axis=axes, keepdims=True, dtype=np.complex128,
                        concatenate=False, name="logsumexp", **kwargs)
     return res.real.astype(a.dtype), res.imag.astype(a.dtype)
-
-
-def softmax(x, axes, log, xp):
-    """softmax / log_softmax: the generic formulas are lazy on dask (no host sync)."""
-    from .logsumexp import _softmax_generic
-
-    return _softmax_generic(x, axes, log, xp)
 
 
 def _rows_lse_matmul(a_blk, b_full, lb_full, block_size):

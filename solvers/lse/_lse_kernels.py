@@ -3,7 +3,8 @@
 ``logsumexp.py`` and ``matmul.py`` ask this table for an implementation and never test which
 backend runs. Numba kernels serve numpy input; any other namespace gets the generic ``xp``
 code passed in by the caller; dask arrays get lazy tree reductions (``_lse_dask.py``,
-imported only when a dask array arrives), because the generic code would compute eagerly.
+imported only when a dask array arrives) where the generic code would compute eagerly, and
+the generic code itself for operations without a ``DASK`` entry (softmax: lazy as written).
 """
 from .._lib.kernels import KernelTable
 from .._lib.namespace import is_dask_array
@@ -24,7 +25,6 @@ KERNELS = KernelTable(
 DASK = KernelTable(
     __package__,
     lse_reduce={"generic": "._lse_dask:lse_reduce"},
-    softmax={"generic": "._lse_dask:softmax"},
     lse_matmul={"generic": "._lse_dask:lse_matmul"},
 )
 
@@ -39,7 +39,7 @@ def is_dask_namespace(xp):
 def kernel(name, be, generic):
     """The implementation of operation ``name`` for the resolved backend ``be``."""
     if is_dask_namespace(be.xp):
-        return DASK.get(name, "generic")
+        return DASK.get(name, "generic") if name in DASK else generic
     return KERNELS.get(name, be, generic=generic)
 
 

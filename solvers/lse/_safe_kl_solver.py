@@ -28,10 +28,12 @@ import math
 
 import numpy as np
 
+from .._lib.backend import backend_arg
 from .._lib.host import to_float
 from .._lib.namespace import array_namespace
 from .._lib.optim import Adam
 from .._lib.results import Status, call_callback, make_result
+from .._lib.validation import check_positive
 from ._safe_kl_kernels import KERNELS
 from .logsumexp import logsumexp, logsumexp_merge, logsumexp_partial, softmax
 
@@ -43,12 +45,35 @@ NONFINITE_DETAIL = "phi returned non-finite values or gradients"
 DIAG_CHUNK = 4096
 
 
+# --- scalar building blocks (also used by safe_kl, _semidual_ot and _kl_dro) ---------------
+
+def _softplus(x, xp):
+    """``log(1 + e^x)`` without overflow."""
+    return xp.maximum(x, xp.zeros_like(x)) + xp.log1p(xp.exp(-xp.abs(x)))
+
+
+def _check_rho(rho):
+    rho = check_positive(rho, "rho")
+    if not rho < 1.0:
+        raise ValueError(f"rho must lie in (0, 1), got {rho}")
+    return rho
+
+
+def _terms_xp(values, s, rho):
+    """Generic twin of the ``terms`` kernel: ``(w, h)`` in the namespace of ``values``."""
+    xp = array_namespace(values)
+    log_rho = math.log(rho)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        d = values - s
+        w = 1.0 / (rho + xp.exp(-d))
+        h = _softplus(d + log_rho, xp) / rho
+    return w, h
+
+
 # --- estimators (generic twins of the kernels) ----------------------------------------------
 
 def step_terms_generic(values, jac, s, rho):
     """``(mean(w jac), mean(w), mean(h))``: the generic twin of the ``step_terms`` kernel."""
-    from .safe_kl import _terms_xp  # safe_kl imports this module: import on use
-
     w, h = _terms_xp(values, s, rho)
     xp = array_namespace(values)
     B = values.shape[0]
@@ -64,8 +89,9 @@ def estimator_step(values, jac, s, rho, estimator, be):
     xp = be.xp
     B = values.shape[0]
     if estimator == "naive":
-        gx = softmax(values) @ jac
-        return gx, None, logsumexp(values) - math.log(B)
+        backend = backend_arg(be)
+        gx = softmax(values, backend=backend) @ jac
+        return gx, None, logsumexp(values, backend=backend) - math.log(B)
     kernel = KERNELS.get("step_terms", be, generic=step_terms_generic)
     gx, mean_w, mean_h = kernel(values, jac, s, rho)
     gs = xp.asarray(1.0 - mean_w, dtype=values.dtype)
@@ -114,10 +140,11 @@ def _evaluate(phi, x, batch, xp):
     return values, jac
 
 
-def init_shift(values, rho_k, xp, dtype):
+def init_shift(values, rho_k, be, dtype):
     """``log(1 - rho)`` plus the batch log-mean-exp: the shift at which E w = 1 roughly."""
-    lme = logsumexp(values) - math.log(values.shape[0]) + math.log1p(-rho_k)
-    return xp.asarray(lme, dtype=dtype)
+    lme = logsumexp(values, backend=backend_arg(be)) - math.log(values.shape[0]) \
+        + math.log1p(-rho_k)
+    return be.xp.asarray(lme, dtype=dtype)
 
 
 def step(st, k, cfg, source):
@@ -125,7 +152,7 @@ def step(st, k, cfg, source):
     xp = cfg.be.xp
     rho_k = _schedule(cfg.rho, k)
     if callable(cfg.rho):
-        cfg.check_rho(rho_k)
+        _check_rho(rho_k)
     lr_k = _schedule(cfg.lr, k)
     values, jac = _evaluate(cfg.phi, st.x, source.batch(cfg.batch_size), xp)
     st.bad = st.bad | ~(xp.all(xp.isfinite(values)) & xp.all(xp.isfinite(jac)))
@@ -137,7 +164,7 @@ def _update(st, k, cfg, values, jac, rho_k, lr_k):
     """The estimator and optimizer part of :func:`step`."""
     xp = cfg.be.xp
     if st.s is None and cfg.estimator == "safe-kl":
-        st.s = init_shift(values, rho_k, xp, st.x.dtype)
+        st.s = init_shift(values, rho_k, cfg.be, st.x.dtype)
     gx, gs, fun_k = estimator_step(values, jac, st.s, rho_k, cfg.estimator, cfg.be)
     params, grads = ([st.x, st.s], [gx, gs]) if gs is not None else ([st.x], [gx])
     if cfg.optimizer == "adam":
@@ -220,21 +247,22 @@ def diagnostics(cfg, x, source, rho):
     parts = [_evaluate(cfg.phi, x, batch, xp)[0] for batch in chunks]
     v = xp.concat(parts) if len(parts) > 1 else parts[0]
     N = v.shape[0]
-    from .safe_kl import safe_logsumexp
+    from .safe_kl import safe_logsumexp  # safe_kl imports this module: import on use
 
+    backend = backend_arg(cfg.be)
     logN = math.log(N)
-    F = to_float(logsumexp(v)) - logN
+    F = to_float(logsumexp(v, backend=backend)) - logN
     out = {"lme": F, "n_terms": N}
     if not math.isfinite(F):
         return {**out, "surrogate": float("nan"), "gap": float("nan"),
                 "kappa": float("nan"), "rho_kappa": float("nan"),
                 "capped_mass": float("nan")}
-    F2 = to_float(logsumexp(2.0 * v)) - logN
+    F2 = to_float(logsumexp(2.0 * v, backend=backend)) - logN
     kappa = math.exp(min(F2 - 2.0 * F, 700.0))
-    F_rho = to_float(safe_logsumexp(v, rho)) - logN
+    F_rho = to_float(safe_logsumexp(v, rho, backend=backend)) - logN
     capped = (v - F) > -math.log(rho)
     ninf = xp.asarray(-xp.inf, dtype=v.dtype)
-    cm = to_float(logsumexp(xp.where(capped, v, ninf))) - logN - F
+    cm = to_float(logsumexp(xp.where(capped, v, ninf), backend=backend)) - logN - F
     return {**out, "surrogate": F_rho, "gap": F - F_rho, "kappa": kappa,
             "rho_kappa": rho * kappa, "capped_mass": math.exp(cm)}
 

@@ -18,10 +18,11 @@ from .._lib.namespace import array_namespace
 from .._lib.results import Status, call_callback, make_result, Progress
 from .._lib.rng import check_rng
 from .._lib.validation import (as_float_array, check_choice, check_finite, check_int,
-                               check_positive)
+                               check_positive, promote_float16)
 from ._safe_kl_kernels import KERNELS
+from ._safe_kl_solver import _check_rho, _terms_xp
 from .logsumexp import logsumexp
-from .safe_kl import _check_average, _check_rho, _no_half, _terms_xp
+from .safe_kl import _check_average
 
 __all__ = ["semidual_ot", "semidual_ot_objective"]
 
@@ -64,7 +65,7 @@ def _weights(w, k, xp, dtype, name):
 
 
 def _ot_inputs(Y, b, xp):
-    Y = _no_half(_rows(as_float_array(Y, xp, "Y", ndim=2), "Y"), xp)
+    Y = promote_float16(_rows(as_float_array(Y, xp, "Y", ndim=2), "Y"), xp)
     check_finite(Y, xp, "Y")
     return Y, _weights(b, Y.shape[0], xp, Y.dtype, "b")
 
@@ -84,14 +85,23 @@ def _ctransform(v, Xb, Y, y2, log_b, eps, xp):
     return -eps * lse, xp.exp(logits - lse[:, None])
 
 
-def _objective(v, X, Y, a, b, eps, block_size, xp):
-    y2 = xp.sum(Y * Y, axis=1)
-    log_b = xp.log(b)
+def _objective(v, X, Y, a, b, eps, block_size, xp, *, y2=None, log_b=None, u_blocks=None):
+    """Semi-dual value and gradient over row blocks of ``X``.
+
+    ``y2 = sum(Y * Y, axis=1)`` and ``log_b = log(b)`` are computed unless given (a run
+    holds them already); a list ``u_blocks`` receives the c-transform of each row block.
+    """
+    if y2 is None:
+        y2 = xp.sum(Y * Y, axis=1)
+    if log_b is None:
+        log_b = xp.log(b)
     value = xp.sum(b * v)
     grad = b
     for r0 in range(0, X.shape[0], block_size):
         r1 = min(r0 + block_size, X.shape[0])
         u, plan = _ctransform(v, X[r0:r1, ...], Y, y2, log_b, eps, xp)
+        if u_blocks is not None:
+            u_blocks.append(u)
         value = value + xp.sum(a[r0:r1] * u)
         grad = grad - a[r0:r1] @ plan
     return value, grad
@@ -458,7 +468,7 @@ def _lbfgs(P, iters):
     def neg(vv):
         counter[0] += 1
         val, grad = _objective(xp.asarray(vv, dtype=P.Y.dtype), P.X, P.Y, P.a, P.b, P.eps,
-                               P.block_size, xp)
+                               P.block_size, xp, y2=P.y2, log_b=P.log_b)
         return -to_float(val), -np.asarray(to_host(grad), dtype=np.float64)
 
     cb = None
@@ -487,9 +497,9 @@ def _finish(P, v, nit, nfev, status, message, success=None, **extra):
         success = True  # a fixed-budget stochastic run that spent its budget
     fields = dict(x=be.to_input(v), nit=nit, nfev=nfev, method=P.method, **extra)
     if not P.sampler:
-        value, _ = _objective(v, P.X, P.Y, P.a, P.b, P.eps, P.block_size, xp)
+        u = []
+        value, _ = _objective(v, P.X, P.Y, P.a, P.b, P.eps, P.block_size, xp, y2=P.y2,
+                              log_b=P.log_b, u_blocks=u)
         fields["fun"] = to_float(value)
-        u = [_ctransform(v, P.X[r:min(r + P.block_size, P.n), ...], P.Y, P.y2, P.log_b,
-                         P.eps, xp)[0] for r in range(0, P.n, P.block_size)]
         fields["u"] = be.to_input(xp.concat(u) if len(u) > 1 else u[0])
     return make_result(status, success=success, message=message, **fields)

@@ -18,10 +18,6 @@ from .._lib.validation import as_float_array, check_axis
 from ._lse_kernels import join_lazy, kernel
 
 
-def _normalize_axis(axis, ndim):
-    return check_axis(axis, ndim)
-
-
 def _as_real(x, xp, name):
     """``x`` as an array of ``xp``, real (complex is a TypeError); integers stay integers
     here so that promotion against the other operand follows SciPy."""
@@ -189,7 +185,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, backen
     be = resolve_backend(backend, xp)
     a, b = be.to_device(a), be.to_device(b)
     a, b, dtype = _prepare_typed(a, b, be.xp)
-    axes = _normalize_axis(axis, a.ndim)
+    axes = check_axis(axis, a.ndim)
     if a.size == 0 or any(a.shape[ax] == 0 for ax in axes):
         shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape))
         out = be.xp.full(shape, -be.xp.inf, dtype=a.dtype, device=_device(a))
@@ -318,7 +314,7 @@ def _softmax_any(x, axis, log, backend):
     x = _as_real(be.to_device(x), be.xp, "x")
     dtype = _float_dtype(be.xp, x)
     x = be.xp.astype(x, _compute_dtype(dtype, be.xp), copy=False)
-    axes = _normalize_axis(axis, x.ndim)
+    axes = check_axis(axis, x.ndim)
     if x.ndim == 0 or x.size == 0:
         out = _softmax_generic(x, axes, log, be.xp)
     else:
@@ -375,7 +371,7 @@ def logsumexp_partial(a, axis=None, *, xp=None):
     """
     xp = array_namespace(a) if xp is None else xp
     a = as_float_array(a, xp, "a")
-    axes = _normalize_axis(axis, a.ndim)
+    axes = check_axis(axis, a.ndim)
     with np.errstate(invalid="ignore"):
         m = xp.max(a, axis=axes, keepdims=True)
         safe_m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
@@ -440,7 +436,7 @@ def logsumexp_merge(maxes, sums, axis=0):
     except ValueError:
         raise ValueError(f"maxes with shape {tuple(maxes.shape)} does not broadcast against "
                          f"sums with shape {tuple(sums.shape)}") from None
-    axes = _normalize_axis(axis, maxes.ndim)
+    axes = check_axis(axis, maxes.ndim)
     if any(maxes.shape[ax] == 0 for ax in axes):  # no chunk: the empty sum (-inf, 0)
         shape = tuple(n for i, n in enumerate(maxes.shape) if i not in axes)
         return (xp.full(shape, -xp.inf, dtype=maxes.dtype),

@@ -28,43 +28,21 @@ import numbers
 
 import numpy as np
 
-from .._lib.namespace import array_namespace
+from .._lib.namespace import array_namespace, is_numpy_namespace
 from .._lib.backend import resolve_backend
 from .._lib.rng import Draws
 from .._lib.results import Progress
-from .._lib.validation import (as_float_array, check_callback, check_choice, check_finite,
-                               check_int, check_positive, promote_float16)
+from .._lib.validation import (as_float_array, check_axis, check_callback, check_choice,
+                               check_finite, check_int, check_positive, promote_float16)
 from . import _safe_kl_solver as _solver
+# the scalar building blocks live in the solver module (which cannot import this one);
+# _softplus is re-exported with them for importers of this module
+from ._safe_kl_solver import _check_rho, _softplus, _terms_xp  # noqa: F401
 from ._minibatch import as_rows, check_rows, is_partitioned, make_source
 from ._safe_kl_kernels import KERNELS
-from .logsumexp import logsumexp, _prepare, _normalize_axis, _squeeze, _finish
+from .logsumexp import logsumexp, _prepare, _squeeze, _finish
 
 __all__ = ["safe_logsumexp", "minimize_logsumexp", "safe_kl_terms"]
-
-
-# --- scalar building blocks --------------------------------------------------------------
-
-def _softplus(x, xp):
-    """``log(1 + e^x)`` without overflow."""
-    return xp.maximum(x, xp.zeros_like(x)) + xp.log1p(xp.exp(-xp.abs(x)))
-
-
-def _check_rho(rho):
-    rho = check_positive(rho, "rho")
-    if not rho < 1.0:
-        raise ValueError(f"rho must lie in (0, 1), got {rho}")
-    return rho
-
-
-def _terms_xp(values, s, rho):
-    """Generic twin of the ``terms`` kernel: ``(w, h)`` in the namespace of ``values``."""
-    xp = array_namespace(values)
-    log_rho = math.log(rho)
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        d = values - s
-        w = 1.0 / (rho + xp.exp(-d))
-        h = _softplus(d + log_rho, xp) / rho
-    return w, h
 
 
 def safe_kl_terms(values, s, rho, *, backend="auto"):
@@ -142,7 +120,8 @@ def _solve_rows_generic(A, mu, rho, tol, maxiter):
     doubling the distance until ``G(lo) >= 0``. Steps leaving the bracket are bisections.
     """
     xp = array_namespace(A)
-    F = logsumexp(A, axis=1, b=mu)
+    # the generic twin stays generic: on numpy it must not reach (or import) Numba
+    F = logsumexp(A, axis=1, b=mu, backend="numpy" if is_numpy_namespace(xp) else "auto")
     if mu is None:
         F = F - math.log(A.shape[1])
     F = xp.asarray(F, dtype=A.dtype)
@@ -279,7 +258,7 @@ def safe_logsumexp(a, rho, axis=None, b=None, keepdims=False, return_shift=False
     a, b = be.to_device(a), be.to_device(b)
     xpc = be.xp
     a, b = _prepare(a, b, xpc)
-    axes = _normalize_axis(axis, a.ndim)
+    axes = check_axis(axis, a.ndim)
     if b is not None and bool(xpc.any(b < 0)):
         raise ValueError("b must be non-negative (it defines a measure)")
     if tol is None:
@@ -509,17 +488,17 @@ def _configure(phi, x0, data, *, rho, batch_size, epochs, maxiter, estimator, op
     cfg.estimator = check_choice(estimator, ("safe-kl", "naive"), "estimator")
     cfg.optimizer = check_choice(optimizer, ("adam", "sgd"), "optimizer")
     cfg.batch_size = check_int(batch_size, "batch_size", minimum=1)
-    cfg.rho, cfg.check_rho = rho, _check_rho
+    cfg.rho = rho
     if not callable(rho):
         _check_rho(rho)
     cfg.lr = lr if callable(lr) else check_positive(lr, "lr")
     cfg.betas = _check_betas(betas)
     _check_average(average)
     cfg.diagnose = _check_diagnose(diagnose)
-    data, is_tuple, xp = _check_data(data, x0, cfg.batch_size)
+    data, is_tuple, xp = _check_data(data, x0)
     cfg.be = be = resolve_backend(backend, xp)
     xpc = be.xp
-    x = _no_half(as_float_array(be.to_device(x0), xpc, "x0", ndim=1), xpc)
+    x = promote_float16(as_float_array(be.to_device(x0), xpc, "x0", ndim=1), xpc)
     check_finite(x, xpc, "x0")
     if x.shape[0] == 0:
         raise ValueError("x0 must hold at least one parameter, got shape (0,)")
@@ -543,11 +522,6 @@ def _configure(phi, x0, data, *, rho, batch_size, epochs, maxiter, estimator, op
     cfg.window = max(1, steps_per_epoch or cfg.record_every)
     s = None if s0 is None else xpc.asarray(float(s0), dtype=x.dtype)
     return cfg, x, s, source
-
-
-def _no_half(x, xp):
-    """float16 is promoted to float32 (the Numba kernels and the accuracy need it)."""
-    return promote_float16(x, xp)
 
 
 class _Config:
@@ -580,7 +554,7 @@ def _check_diagnose(diagnose):
     return bool(diagnose)
 
 
-def _check_data(data, x0, batch_size):
+def _check_data(data, x0):
     """``(data, is_tuple, xp)``: lists made arrays, shapes checked, namespace found."""
     if callable(data):
         return data, False, array_namespace(x0)
