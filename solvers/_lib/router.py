@@ -6,6 +6,7 @@ signature: an unknown option is a ``TypeError`` naming the method and listing th
 it accepts, never silently ignored.
 """
 import importlib
+import inspect
 
 from .options import check_options
 
@@ -23,7 +24,9 @@ class Router:
         ``name -> "module:function"``; names are matched case-insensitively. A module may
         instead call :meth:`register` for its name when imported.
     positional : tuple of str
-        Parameters the router passes itself (``fun``, ``x0``, ``X``): not options.
+        Parameters the router passes itself (``fun``, ``x0``, ``X``): not options. The
+        solver's first parameter is always the router's own, whatever its name (``Q``
+        for ``minimize_qubo``).
     """
 
     def __init__(self, kind, methods, positional):
@@ -106,5 +109,8 @@ class Router:
                             "keywords")
         opts.update(kwargs)
         opts.update({key: value for key, value in fixed.items() if value is not None})
-        check_options(method.lower(), self.solver(method), opts, positional=self.positional)
+        solver = self.solver(method)
+        first = next(iter(inspect.signature(solver).parameters), None)
+        positional = self.positional + ((first,) if first else ())
+        check_options(method.lower(), solver, opts, positional=positional)
         return opts

@@ -587,12 +587,3 @@ def _steps(maxiter, epochs, n, epoch_size, batch_size):
     if terms is None:
         raise ValueError("with a sampler, give maxiter, or epochs and epoch_size")
     return max(1, int(round(check_positive(epochs, "epochs") * (terms // batch_size))))
-
-
-def _register():
-    from ..optimize._minimize import register_method
-
-    register_method("safe-kl", minimize_logsumexp)
-
-
-_register()

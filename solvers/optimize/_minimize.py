@@ -1,23 +1,31 @@
 """``solvers.minimize``: one router for every minimizer in the library, like SciPy's.
 
-Methods live in their areas and register themselves with :func:`register_method` when
-their module is imported. The router knows which module provides each method name
-(``_METHOD_MODULES``) so it can import it on demand; package import stays light.
+:data:`METHODS` is the one table of methods: each name, the public solver that runs it (a
+``"module:function"`` string imported on first use, so package import stays light) and
+whether its start ``x0`` is optional. Areas do not register themselves; a user may add a
+method of their own with :func:`register_method`.
 
 Options are checked against the solver's signature: an unknown option is a ``TypeError``
 naming the method and listing the options it accepts, never silently ignored.
 """
+import inspect
+
 from .._lib.router import Router
 from .._lib.validation import check_callback
 
-_ROUTER = Router("minimize", {
-    "cbo": "solvers.optimize.cbo:_minimize_cbo_adapter",
-    "safe-kl": "solvers.lse.safe_kl:minimize_logsumexp",
-    "anneal": "solvers.qubo.anneal:_minimize_anneal",
-}, positional=("fun", "x0"))
+#: method name -> (the solver, ``x0`` optional). Each solver is called as
+#: ``solver(fun, x0=x0, **options)``; its first parameter receives ``fun``.
+METHODS = {
+    "cbo": ("solvers.optimize.cbo:minimize_cbo", True),
+    "safe-kl": ("solvers.lse.safe_kl:minimize_logsumexp", False),
+    "anneal": ("solvers.qubo.anneal:minimize_qubo", True),
+}
+
+_ROUTER = Router("minimize", {name: target for name, (target, _) in METHODS.items()},
+                 positional=("fun", "x0"))
 
 #: methods whose start is optional (``x0=None`` allowed)
-_OPTIONAL_X0 = {"cbo", "anneal"}
+_OPTIONAL_X0 = {name for name, (_, optional) in METHODS.items() if optional}
 
 
 def register_method(name, func, *, takes_x0=True):
@@ -98,4 +106,6 @@ def minimize(fun, x0=None, method="cbo", *, bounds=None, callback=None, options=
     opts = _ROUTER.options(method, options, kwargs, bounds=bounds, callback=callback)
     if x0 is None and method.lower() not in _OPTIONAL_X0:
         raise ValueError(f"method {method!r} needs a starting point x0")
-    return func(fun, x0, **opts)
+    if "x0" in inspect.signature(func).parameters:
+        return func(fun, x0=x0, **opts)
+    return func(fun, x0, **opts)  # a registered method may name its start otherwise

@@ -41,7 +41,6 @@ from ..lse import softmax, logsumexp
 from ._cbo_bounds import parse_bounds, reflect
 from ._cbo_eval import Evaluator, check_cbo_workers
 from ._cbo_kernels import KERNELS, SYNC_EVERY, _LOG_ALPHA_LO, _N_BISECT
-from ._minimize import register_method
 from ._polish import polish as _polish_point, POLISH_METHODS
 from ._cbo_local import local_run, swarm_covariance, LOCAL_ESS
 
@@ -932,22 +931,3 @@ def _map_runs(fun, bounds, x0, o):
     kwargs = {k: o[k] for k in keys}
     kwargs.update(bounds=bounds, x0=x0, polish=o["polish"] or False, restarts=o["restarts"])
     return map_runs(fun, kwargs, o["n_runs"], o["maxfev"], o["workers"], o["rng"])
-
-
-# --------------------------------------------------------------------------- router
-
-_SIG = inspect.signature(minimize_cbo)
-
-
-def _minimize_cbo_adapter(fun, x0=None, **options):
-    """``solvers.minimize(fun, x0, method="cbo", ...)`` -> :func:`minimize_cbo`."""
-    return minimize_cbo(fun, x0=x0, **options)
-
-
-_adapter_params = [p for name, p in _SIG.parameters.items() if name not in ("fun", "x0")]
-_minimize_cbo_adapter.__signature__ = inspect.Signature(
-    [inspect.Parameter("fun", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-     inspect.Parameter("x0", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)]
-    + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in _adapter_params])
-
-register_method("cbo", _minimize_cbo_adapter, takes_x0=False)

@@ -8,7 +8,7 @@ addresses when they update the same bit of their fields.
 """
 import numpy as np
 
-from solvers._lib._prng import CUDA_SOURCE as _PRNG_SOURCE
+from .._lib._prng import CUDA_SOURCE as _PRNG_SOURCE
 
 SOURCE = _PRNG_SOURCE + r"""
 extern "C" __global__ void anneal_dense(const double* W, const int n, const double* betas,

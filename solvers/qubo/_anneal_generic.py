@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from solvers._lib import Draws
+from .._lib import Draws
 
 
 class GenericChains:

@@ -7,7 +7,7 @@ written once against that interface. The generic chains are the reference.
 """
 import scipy.sparse as sps
 
-from solvers._lib.kernels import KernelTable
+from .._lib.kernels import KernelTable
 
 KERNELS = KernelTable(
     __package__,

@@ -11,8 +11,8 @@ the reads are split between processes.
 import numpy as np
 import scipy.sparse as sps
 
-from solvers._lib._prng import next_uniform, stream_start
-from solvers._lib.numba_config import jit, jit_parallel, prange
+from .._lib._prng import next_uniform, stream_start
+from .._lib.numba_config import jit, jit_parallel, prange
 
 #: moves with beta * delta above this are rejected without drawing (exp(-40) ~ 4e-18)
 _CUTOFF = 40.0

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sps
 
-from solvers._lib import array_namespace, as_float_array, check_finite
+from .._lib import array_namespace, as_float_array, check_finite
 
 VARTYPES = ("binary", "spin")
 _VARTYPE_SETS = {frozenset((0, 1)): "binary", frozenset((-1, 1)): "spin"}

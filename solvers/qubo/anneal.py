@@ -22,7 +22,7 @@ import os
 import numpy as np
 import scipy.sparse as sps
 
-from solvers._lib import (
+from .._lib import (
     Progress, Status, call_callback, check_choice, check_int, check_positive, check_rng,
     make_result, resolve_backend, to_host,
 )
@@ -181,7 +181,9 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
     ----------
     Q : array_like, scipy.sparse matrix, dict or dimod.BinaryQuadraticModel
         ``(n, n)`` matrix (not necessarily symmetric), a dict ``{(i, j): w}``, or a
-        BinaryQuadraticModel (its vartype, linear biases and offset are used).
+        BinaryQuadraticModel (its vartype, linear biases and offset are used); a pair
+        ``(Q, c)`` is accepted too (``minimize(..., method="anneal")`` passes it as
+        ``fun``).
     c : array_like, optional
         Linear coefficients ``(n,)``.
     offset : float, optional
@@ -285,6 +287,7 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
     ([1, 0, 1], -2.0)
     """
     check_choice(method, ("anneal",), "method")
+    Q, c = _split_qubo(Q, c)
     if coupling_dtype is not None:
         check_choice(coupling_dtype, ("float32", "float64"), "coupling_dtype")
     n_reads = check_int(n_reads, "n_reads", minimum=1)
@@ -437,34 +440,15 @@ def _pieces(total, progress, every_sweep):
     return [(s, min(s + step, total)) for s in range(0, total, step)]
 
 
-def _minimize_anneal(fun, x0, *, c=None, offset=0.0, vartype="binary", n_reads=16,
-                     maxiter=None, n_sweeps=None, beta_range=None, beta_schedule="geometric",
-                     polish=True, coupling_dtype=None, rng=None, backend="auto", workers=1,
-                     callback=None, progress=False):
-    """Adapter for ``solvers.minimize(fun, x0, method="anneal", **options)``.
-
-    ``fun`` is the QUBO: a matrix, a dict, a BinaryQuadraticModel, or a pair ``(Q, c)``;
-    ``x0`` (optional) is the initial state of every read. The options are those of
-    :func:`minimize_qubo`.
-    """
-    if isinstance(fun, tuple):
-        if len(fun) != 2 or c is not None:
-            raise TypeError("fun must be Q or a pair (Q, c) for method 'anneal'")
-        fun, c = fun
-    if callable(fun) and not hasattr(fun, "shape") and not isinstance(fun, dict):
-        raise TypeError("method 'anneal' minimizes a QUBO: pass the matrix Q (or (Q, c), a "
-                        "dict, or a BinaryQuadraticModel) as fun, not a Python function")
-    return minimize_qubo(fun, c, offset, vartype=vartype, n_reads=n_reads, maxiter=maxiter,
-                         n_sweeps=n_sweeps, beta_range=beta_range,
-                         beta_schedule=beta_schedule, x0=x0, polish=polish,
-                         coupling_dtype=coupling_dtype, rng=rng, backend=backend,
-                         workers=workers, callback=callback, progress=progress)
-
-
-def _register():
-    from solvers.optimize._minimize import register_method
-
-    register_method("anneal", _minimize_anneal, takes_x0=False)
-
-
-_register()
+def _split_qubo(Q, c):
+    """``minimize(Q, method="anneal")`` passes the QUBO as ``fun``: a matrix, a dict, a
+    BinaryQuadraticModel, or a pair ``(Q, c)``, never a Python function."""
+    if isinstance(Q, tuple):
+        if len(Q) != 2 or c is not None:
+            raise TypeError("Q (fun for method 'anneal') must be a matrix or a pair (Q, c)")
+        Q, c = Q
+    if callable(Q) and not hasattr(Q, "shape") and not isinstance(Q, dict):
+        raise TypeError("minimize_qubo (method 'anneal') minimizes a QUBO: pass the matrix Q "
+                        "(or (Q, c), a dict, or a BinaryQuadraticModel) as fun, not a "
+                        "Python function")
+    return Q, c

@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from solvers._lib import as_float_array, check_finite, check_int
+from .._lib import as_float_array, check_finite, check_int
 from ._input import parse_qubo, to_binary
 
 __all__ = ["qubo_moments", "QuboMoments"]

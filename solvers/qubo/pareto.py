@@ -9,8 +9,8 @@ import itertools
 
 import numpy as np
 
-from solvers._lib import OptimizeResult, check_choice, check_int
-from solvers._lib import to_host
+from .._lib import OptimizeResult, check_choice, check_int
+from .._lib import to_host
 from .._lib.parallel import check_workers, parallel_map, spawn_generators
 from .anneal import minimize_qubo
 from .scaling import METHODS, _objectives, as_objective, qubo_energy, scalarize, scale_qubos

@@ -19,7 +19,7 @@ objective and a weight sweep covers the Pareto front unevenly. ``scale_qubos`` p
 import numpy as np
 import scipy.sparse as sps
 
-from solvers._lib import check_choice, to_host
+from .._lib import check_choice, to_host
 from ._input import parse_qubo
 from .moments import qubo_moments
 
