@@ -45,7 +45,6 @@ ALPHA_MAX = 1e5
 ESS_ALPHA_MAX = 1e300
 #: damping of the covariance step-size rule, times CMA-ES's c_sigma / d_sigma
 CSA_DAMP = 4.0
-CSA_PATH = False
 #: with the default ``xtol``, a start has collapsed once its spread is below this share
 #: of the start box: (covariance, diagonal noises); alpha_max caps the diagonal noises'
 #: precision (about 1e-4 in x on a smooth bowl) and the refinement takes it from there
@@ -331,7 +330,6 @@ class CBOSolver:
         vals, vecs, v = weighted_shape(P, C, W, xp)
         if s.prev is None:
             s.level = xp.sqrt(v)  # the first step draws from Sigma_w itself
-            s.path = xp.zeros_like(C)
         else:
             c0, vecs0, vals0, v0 = s.prev
             proj = xp.sum(vecs0 * (C - c0)[:, :, None], axis=1)
@@ -340,14 +338,8 @@ class CBOSolver:
             c_s = (mu_e + 2.0) / (d + mu_e + 5.0)
             d_s = 1.0 + 2.0 * max(0.0, math.sqrt((mu_e - 1.0) / (d + 1.0)) - 1.0) + c_s
             chi = math.sqrt(d) * (1.0 - 1.0 / (4.0 * d) + 1.0 / (21.0 * d * d))
-            if CSA_PATH:
-                yv = xp.sqrt(mu * v0)[:, None] * proj / xp.sqrt(vals0) / s.level[:, None]
-                yv = xp.sum(vecs0 * yv[:, None, :], axis=2)
-                s.path = (1 - c_s) * s.path + math.sqrt(c_s * (2 - c_s)) * yv
-                y = xp.sqrt(xp.sum(s.path * s.path, axis=1))
-            else:
-                whitened = v0 * xp.sum(proj * proj / vals0, axis=1)
-                y = xp.sqrt(mu * whitened) / s.level
+            whitened = v0 * xp.sum(proj * proj / vals0, axis=1)
+            y = xp.sqrt(mu * whitened) / s.level
             rate = xp.minimum(CSA_DAMP * c_s / d_s * (y / chi - 1.0), xp.ones_like(y))
             s.level = xp.minimum(s.level * xp.exp(rate), xp.full_like(y, self.max_level))
         s.prev = (C, vecs, vals, v)
