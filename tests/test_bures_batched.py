@@ -21,7 +21,8 @@ def problem(seed=0, Q=3, N=5, d=4):
 
 
 def loop_cdist(qm, qS, m, S):
-    return np.array([[float(bures_wasserstein_distance(qm[q], qS[q], m[i], S[i]))
+    return np.array([[float(bures_wasserstein_distance(qm[q], qS[q], m[i], S[i],
+                                                       squared=True))
                       for i in range(len(m))] for q in range(len(qm))])
 
 

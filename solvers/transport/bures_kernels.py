@@ -30,7 +30,7 @@ from ._bures_generic import (BLOCK_FLOATS, cdist_full_xp, chunk_rows, roots,  # 
 
 __all__ = ["KERNELS", "sym", "tiny", "roots", "sqrt_and_inv_sqrt", "sqdist_direct",
            "sqdist_gram", "chunk_rows", "cdist_full", "weighted_root_sum", "screened_cdist",
-           "check_gaussians", "BLOCK_FLOATS"]
+           "check_covariances", "check_gaussians", "BLOCK_FLOATS"]
 
 KERNELS = KernelTable(
     __package__,
@@ -71,31 +71,44 @@ def screened_cdist(qm, R, trq, rq, m, S, trS, rS, cut, be):
     return kernel(qm, R, trq, rq, m, S, trS, rS, cut)
 
 
-def check_gaussians(m, S, xp, name, *, diagonal, batch=True, names=None, dtype=None):
-    """Validate means (N, d) and covariances (N, d, d) or variances (N, d).
+def check_covariances(m, S, xp, *, diagonal, names=("means", "covs"), dtype=None):
+    """Validate covariances (N, d, d), or variances (N, d) with ``diagonal``, against means
+    ``m`` (N, d) already converted and checked finite (by an option spec).
 
-    Raises ``ValueError`` naming ``<name>_means`` / ``<name>_covs`` (or ``means`` /
-    ``covs``, or the pair ``names`` when given) for a shape mismatch, non-finite values,
+    Returns ``S`` as a float array (of ``dtype`` when given). Raises ``ValueError`` naming
+    ``names = (means name, covs name)`` for a shape mismatch, non-finite values,
     non-positive variances or covariances that are not symmetric positive definite.
-    ``dtype`` converts both arrays (e.g. ``float64`` for object or list input).
     """
-    mname, sname = f"{name}_means" if name else "means", f"{name}_covs" if name else "covs"
-    if names is not None:
-        mname, sname = names
-    m = as_float_array(m, xp, mname, ndim=2 if batch else 1, dtype=dtype)
+    mname, sname = names
     S = as_float_array(S, xp, sname, dtype=dtype)
-    want = m.shape + (() if diagonal else (m.shape[-1],))
-    if tuple(S.shape) != tuple(want):
+    want = tuple(m.shape) + (() if diagonal else (m.shape[-1],))
+    if tuple(S.shape) != want:
         kind = "variances" if diagonal else "covariance matrices"
         raise ValueError(f"{sname} must hold {kind} of shape {want} to match {mname} with "
                          f"shape {tuple(m.shape)}, got {tuple(S.shape)}")
-    check_finite(m, xp, mname)
     if m.shape[0] == 0:  # an empty batch: nothing to check (and no reduction to run)
-        return m, S
+        return S
     if diagonal:
         check_finite(S, xp, sname)
         if bool(xp.any(S <= 0)):
             raise ValueError(f"{sname} must be positive variances (diagonal=True)")
     else:
         check_positive_definite(S, xp, sname)
-    return m, S
+    return S
+
+
+def check_gaussians(m, S, xp, name, *, diagonal, batch=True, names=None, dtype=None):
+    """Validate means (N, d) and covariances (N, d, d) or variances (N, d).
+
+    For callers whose means are not on an option spec: converts and checks ``m``, then
+    :func:`check_covariances`. Errors name ``<name>_means`` / ``<name>_covs`` (or
+    ``means`` / ``covs``, or the pair ``names`` when given); ``dtype`` converts both
+    arrays (e.g. ``float64`` for object or list input).
+    """
+    mname, sname = f"{name}_means" if name else "means", f"{name}_covs" if name else "covs"
+    if names is not None:
+        mname, sname = names
+    m = as_float_array(m, xp, mname, ndim=2 if batch else 1, dtype=dtype)
+    check_finite(m, xp, mname)
+    return m, check_covariances(m, S, xp, diagonal=diagonal, names=(mname, sname),
+                                dtype=dtype)
