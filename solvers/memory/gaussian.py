@@ -39,6 +39,8 @@ References
    Bures-Wasserstein space", arXiv:2509.23162 (2025).
 """
 _QUERIES = """
+Parameters
+----------
 means : array, shape (Q, d) or (d,)
     Query means (a pandas DataFrame with the stored columns works too).
 covs : array, shape (Q, d, d) or (d, d); variances (Q, d) or (d,) when the
@@ -265,8 +267,6 @@ class GaussianMemory:
     def distances(self, means, covs):
         """Squared W2 distances from each query Gaussian to every stored pattern.
 
-        Parameters
-        ----------
         {{queries}}
 
         Returns
@@ -274,16 +274,11 @@ class GaussianMemory:
         array, shape (Q, N)
             Shape (N,) for a single query.
 
-        {{raises_queries}}
-
-        {{references}}
+        {{raises_references}}
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import GaussianMemory
-        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
-        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        {{example_memory}}
         >>> mem.distances(np.zeros(2), np.eye(2)).round(12).tolist()  # 9 + 2 (2 - 1)^2
         [0.0, 11.0]
         """
@@ -295,8 +290,6 @@ class GaussianMemory:
     def energy(self, means, covs):
         """:math:`E(\\xi) = -\\beta^{-1}\\log\\sum_i e^{-\\beta W_2^2(\\xi, X_i)}`.
 
-        Parameters
-        ----------
         {{queries}}
 
         Returns
@@ -304,16 +297,11 @@ class GaussianMemory:
         array, shape (Q,)
             A scalar for a single query.
 
-        {{raises_queries}}
-
-        {{references}}
+        {{raises_references}}
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import GaussianMemory
-        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
-        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        {{example_memory}}
         >>> round(float(mem.energy(np.zeros(2), np.eye(2))), 8)  # -log(1 + e^-11)
         -1.67e-05
         """
@@ -327,8 +315,6 @@ class GaussianMemory:
     def weights(self, means, covs):
         """Gibbs weights :math:`p_i \\propto e^{-\\beta W_2^2(\\xi, X_i)}`.
 
-        Parameters
-        ----------
         {{queries}}
 
         Returns
@@ -336,16 +322,11 @@ class GaussianMemory:
         array, shape (Q, N)
             Rows sum to one; shape (N,) for a single query.
 
-        {{raises_queries}}
-
-        {{references}}
+        {{raises_references}}
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import GaussianMemory
-        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
-        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        {{example_memory}}
         >>> mem.weights(np.zeros(2), np.eye(2)).round(6).tolist()
         [0.999983, 1.7e-05]
         """
@@ -357,8 +338,6 @@ class GaussianMemory:
     def nearest(self, means, covs):
         """Index of the stored pattern nearest in W2 to each query.
 
-        Parameters
-        ----------
         {{queries}}
 
         Returns
@@ -366,16 +345,11 @@ class GaussianMemory:
         array of int, shape (Q,)
             A scalar for a single query.
 
-        {{raises_queries}}
-
-        {{references}}
+        {{raises_references}}
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import GaussianMemory
-        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
-        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        {{example_memory}}
         >>> int(mem.nearest(np.array([2.5, 0.0]), 3.5 * np.eye(2)))
         1
         """
@@ -391,8 +365,6 @@ class GaussianMemory:
         :math:`m^+ = \\sum_i p_i \\mu_i` and :math:`\\Omega^+ = A\\Omega A` with
         :math:`A = \\sum_i p_i A_i` the Gibbs average of the Monge maps to the patterns.
 
-        Parameters
-        ----------
         {{queries}}
 
         Returns
@@ -410,10 +382,7 @@ class GaussianMemory:
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import GaussianMemory
-        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
-        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        {{example_memory}}
         >>> m, S = mem.step(np.array([0.2, 0.0]), 1.2 * np.eye(2))
         >>> bool(np.linalg.norm(m) < 1e-3), bool(np.allclose(S, np.eye(2), atol=1e-3))
         (True, True)
@@ -475,10 +444,7 @@ class GaussianMemory:
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import GaussianMemory
-        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
-        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        {{example_memory}}
         >>> res = mem.retrieve(np.array([2.5, 0.0]), 3.5 * np.eye(2))
         >>> res.index, bool(res.converged), res.path
         (1, True, 'diagonal')
@@ -507,5 +473,12 @@ class GaussianMemory:
                        self.feature_names, means=m, covs=S, path=path)
 
 
+_EXAMPLE_MEMORY = """
+>>> import numpy as np
+>>> from solvers import GaussianMemory
+>>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
+...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+"""
 fill_doc_members(GaussianMemory, references=_REFERENCES, raises_queries=_RAISES_QUERIES,
-                 queries=_QUERIES)
+                 raises_references=_RAISES_QUERIES + _REFERENCES, queries=_QUERIES,
+                 example_memory=_EXAMPLE_MEMORY)

@@ -27,10 +27,17 @@ QUERY_OPTIONS = {name: Options(f"VectorMemory{name.title()}Options", _X)
 RETRIEVE_OPTIONS = retrieve_options(1e-10, _X)
 
 _X_PARAM = """
+Parameters
+----------
 x : array, shape (Q, d) or (d,)
     Query states (a pandas DataFrame with the stored columns works too).
 """
-_RAISES_X = """
+_REFERENCES = """
+References
+----------
+.. [1] H. Ramsauer et al., "Hopfield networks is all you need", ICLR 2021.
+"""
+_RAISES_REFERENCES = """
 Raises
 ------
 ValueError
@@ -38,11 +45,11 @@ ValueError
     NaN/inf.
 TypeError
     Complex or non-numeric ``x``.
-"""
-_REFERENCES = """
-References
-----------
-.. [1] H. Ramsauer et al., "Hopfield networks is all you need", ICLR 2021.
+""" + _REFERENCES
+_EXAMPLE_MEMORY = """
+>>> import numpy as np
+>>> from solvers import VectorMemory
+>>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
 """
 
 
@@ -143,8 +150,6 @@ class VectorMemory:
         ``"dot"``: :math:`E = -\\beta^{-1}\\log\\sum_i e^{\\beta \\xi\\cdot x_i}
         + \\tfrac12\\|\\xi\\|^2`.
 
-        Parameters
-        ----------
         {{x}}
 
         Returns
@@ -152,15 +157,11 @@ class VectorMemory:
         array, shape (Q,)
             A scalar for one query of shape (d,).
 
-        {{raises_x}}
-
-        {{references}}
+        {{raises_references}}
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import VectorMemory
-        >>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
+        {{example_memory}}
         >>> round(float(mem.energy(np.zeros(3))), 6)  # 16 - log 3
         14.901388
         """
@@ -174,8 +175,6 @@ class VectorMemory:
     def weights(self, x):
         """Gibbs weights over the patterns, :math:`p = \\operatorname{softmax}(\\beta s)`.
 
-        Parameters
-        ----------
         {{x}}
 
         Returns
@@ -183,15 +182,11 @@ class VectorMemory:
         array, shape (Q, N)
             Rows sum to one; shape (N,) for one query of shape (d,).
 
-        {{raises_x}}
-
-        {{references}}
+        {{raises_references}}
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import VectorMemory
-        >>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
+        {{example_memory}}
         >>> mem.weights(np.array([4.0, 0.0, 0.0])).round(6).tolist()
         [1.0, 0.0, 0.0]
         """
@@ -203,8 +198,6 @@ class VectorMemory:
     def step(self, x):
         """One update :math:`\\xi^+ = \\sum_i p_i x_i`.
 
-        Parameters
-        ----------
         {{x}}
 
         Returns
@@ -212,15 +205,11 @@ class VectorMemory:
         array, shape (Q, d) or (d,)
             The updated states.
 
-        {{raises_x}}
-
-        {{references}}
+        {{raises_references}}
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import VectorMemory
-        >>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
+        {{example_memory}}
         >>> mem.step(np.array([3.0, 0.5, 0.0])).round(6).tolist()
         [4.0, 0.0, 0.0]
         """
@@ -269,9 +258,7 @@ class VectorMemory:
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import VectorMemory
-        >>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
+        {{example_memory}}
         >>> res = mem.retrieve(np.array([[3.0, 0.5, 0.0], [0.2, 0.1, 3.5]]))
         >>> res.index.tolist(), bool(res.converged.all())
         ([0, 2], True)
@@ -293,4 +280,5 @@ class VectorMemory:
                        self.feature_names, x=state[0])
 
 
-fill_doc_members(VectorMemory, x=_X_PARAM, raises_x=_RAISES_X, references=_REFERENCES)
+fill_doc_members(VectorMemory, x=_X_PARAM, raises_references=_RAISES_REFERENCES,
+                 references=_REFERENCES, example_memory=_EXAMPLE_MEMORY)

@@ -337,12 +337,12 @@ def monge_map(source_covs, target_covs, *, diagonal=False):
 
     Raises
     ------
+    TypeError
+        Complex or non-numeric input.
     ValueError
         Non-finite, non-square, non-symmetric or non-positive-definite source covariances
         (non-positive variances with ``diagonal=True``), or target covariances that are not
         symmetric positive semi-definite (full case).
-    TypeError
-        Complex or non-numeric input.
 
     {{references}}
 
