@@ -19,7 +19,8 @@ from .._lib.validation import as_float_array, check_finite, check_positive_defin
 from .bures_kernels import (roots as _roots, sym as _sym, sqrt_and_inv_sqrt as _sqrt_and_inv_sqrt,
                             sqdist_gram as _sqdist_gram, cdist_full as _cdist_full,
                             weighted_root_sum as _weighted_root_sum,
-                            check_covariances as _check_covariances)
+                            check_covariances as _check_covariances,
+                            generic_backend as _generic_backend)
 
 _BACKEND_DOC = "which kernels run"
 
@@ -68,12 +69,6 @@ References
 .. [2] A. Takatsu, "Wasserstein geometry of Gaussian measures", Osaka J. Math. 48
    (2011), 1005-1026.
 """
-
-
-def _backend_of(*arrays):
-    """The backend the arrays' own namespace resolves to, for the conversion of array
-    options in functions without ``backend=``."""
-    return resolve_backend("auto", array_namespace(*arrays))
 
 
 @SQRTM_OPTIONS.entry
@@ -216,7 +211,7 @@ def bures_wasserstein_distance(m1, S1, m2, S2, *, squared=False):
     4.0
     """
     cfg = DISTANCE_OPTIONS.validate(squared=squared)
-    be = _backend_of(m1, S1, m2, S2)
+    be = _generic_backend(m1, S1, m2, S2)
     xp = be.xp
     m1, m2 = DISTANCE_OPTIONS.arrays(be, m1=m1, m2=m2)
     S1 = _check_gaussian(m1, S1, xp, "m1", "S1")

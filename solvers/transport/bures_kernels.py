@@ -22,15 +22,17 @@ The names here are public within the package: :mod:`solvers.memory` imports them
 call the functions of :mod:`solvers.transport.bures`. The generic implementations live in
 :mod:`._bures_generic` (which the CuPy twins call too).
 """
-from .._lib.validation import as_float_array, check_finite, check_positive_definite
+from .._lib.backend import Backend
 from .._lib.kernels import KernelTable
+from .._lib.namespace import array_namespace
+from .._lib.validation import as_float_array, check_finite, check_positive_definite
 from ._bures_generic import (BLOCK_FLOATS, cdist_full_xp, chunk_rows, roots,  # noqa: F401
                              screened_cdist_xp, sqdist_direct, sqdist_gram,
                              sqrt_and_inv_sqrt, sym, tiny, weighted_root_sum_xp)
 
 __all__ = ["KERNELS", "sym", "tiny", "roots", "sqrt_and_inv_sqrt", "sqdist_direct",
            "sqdist_gram", "chunk_rows", "cdist_full", "weighted_root_sum", "screened_cdist",
-           "check_covariances", "check_gaussians", "BLOCK_FLOATS"]
+           "check_covariances", "check_gaussians", "generic_backend", "BLOCK_FLOATS"]
 
 KERNELS = KernelTable(
     __package__,
@@ -40,6 +42,14 @@ KERNELS = KernelTable(
     screened_cdist={"numba": "._bures_numba:screened_cdist",
                     "cupy": "._bures_cupy:screened_cdist"},
 )
+
+
+def generic_backend(*arrays):
+    """The generic code on the arrays' own namespace: the backend of the closed forms that
+    take no ``backend=`` (their option specs convert arrays with it). Built directly, so a
+    closed form on numpy input never imports Numba to resolve ``"auto"``."""
+    xp = array_namespace(*arrays)
+    return Backend("generic", xp, xp)
 
 
 def _xp_kernel(fn, xp):

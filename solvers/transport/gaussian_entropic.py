@@ -18,13 +18,12 @@ exactly the one-component LightSB model, which is how the LightSB solver is test
 """
 import numpy as np
 
-from .._lib.backend import resolve_backend
 from .._lib.docstrings import fill_doc_members, fill_doc
 from .._lib.namespace import array_namespace
 from .._lib.params import POSITIVE, Array, Options, Param, Real
 from .._lib.results import OptimizeResult
 from .._lib.validation import as_float_array, check_positive_definite
-from .bures_kernels import roots
+from .bures_kernels import generic_backend, roots
 
 __all__ = ["entropic_gaussian_plan", "EntropicGaussianPlan"]
 
@@ -197,7 +196,7 @@ def entropic_gaussian_plan(a, A, b, B, epsilon):
     {{references}}
     """
     epsilon = OPTIONS.validate(epsilon=epsilon).epsilon
-    be = resolve_backend("auto", array_namespace(a, A, b, B))
+    be = generic_backend(a, A, b, B)
     xp = be.xp
     a, b = OPTIONS.arrays(be, a=a, b=b)
     A = as_float_array(A, xp, "A", ndim=2)
