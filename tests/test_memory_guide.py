@@ -1,5 +1,5 @@
 """The Gaussian DAM guide page runs top to bottom as a script: its Python blocks, in order,
-in one namespace (what a reader pasting them into a session gets)."""
+in one namespace (what a reader pasting them into an interpreter gets)."""
 import os
 import re
 
