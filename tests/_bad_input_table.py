@@ -364,6 +364,9 @@ CATEGORIES = {
     # a 0/1 matrix of states or a 0/1 adjacency that may be cyclic
     "binary": {"nan": (_put(np.nan), RAISE), "nonbinary": (_nonbinary, RAISE),
                "shape": (_shape, RAISE), "list": (_as_list, EITHER)},
+    # non-negative weights whose other checks (NaN, dtype, ndim) come from an option spec
+    "weights": {"neg": (_neg_entry, RAISE), "zero": (_zero_sum, RAISE),
+                "shape": (_shape, RAISE)},
     # non-negative weights summing to one, shape (..., N)
     "simplex": {"nan": (_put(np.nan), RAISE), "neg": (_neg_entry, RAISE),
                 "zero": (_zero_sum, RAISE), "shape": (_shape, RAISE),
@@ -647,7 +650,7 @@ def _dpdag_iter_name():
 
 _DP_ITER = _dpdag_iter_name()
 _LSE = {"a": "array", "b": "array", "axis": "axis"}
-_QA = {"means": "data+shape", "covs": "spd"}
+_QA = {"means": "shape", "covs": "spd"}
 # the memory methods call their queries query_means / query_covs / queries
 _QNAMES = {"means": ("means", "query_means", "covs"), "covs": ("covs", "query_covs")}
 _XNAMES = {"x": ("x", "queries")}
@@ -798,25 +801,24 @@ ROWS = [
     Row("bures_wasserstein_barycenter", bures_wasserstein_barycenter,
         lambda: {"means": _c(_M), "covs": _c(_C), "weights": _c(_W4), "maxiter": 50,
                  "tol": 1e-10},
-        {"means": "data+shape", "covs": "spd", "weights": "simplex", "maxiter": "maxiter",
-         "tol": "tol"},
+        {"means": "shape", "covs": "spd", "weights": "weights"},
         covers="solvers.transport.bures_wasserstein_barycenter", backend=True,
         together=[("means", "covs", "weights")],
         names={"means": ("means", "covs", "weights")}),
     Row("bures_wasserstein_cdist", bures_wasserstein_cdist,
         lambda: {"query_means": _c(_Q2), "query_covs": _c(_CQ), "means": _c(_M),
                  "covs": _c(_C)},
-        {"query_means": "data+shape", "query_covs": "spd", "means": "data+shape",
-         "covs": "spd"}, covers="solvers.transport.bures_wasserstein_cdist", backend=True,
+        {"query_means": "shape", "query_covs": "spd", "means": "shape", "covs": "spd"},
+        covers="solvers.transport.bures_wasserstein_cdist", backend=True,
         together=[("query_means", "query_covs"), ("means", "covs")]),
     Row("bures_wasserstein_distance", bures_wasserstein_distance,
         lambda: {"m1": _c(_M[0]), "S1": _c(_C[0]), "m2": _c(_M[1]), "S2": _c(_C[1])},
-        {"m1": "data+shape", "S1": "spd", "m2": "data+shape", "S2": "spd"},
+        {"m1": "shape", "S1": "spd", "m2": "shape", "S2": "spd"},
         covers="solvers.transport.bures_wasserstein_distance"),
     Row("entropic_gaussian_plan", entropic_gaussian_plan,
         lambda: {"a": _c(_M[0]), "A": _c(_C[0]), "b": _c(_M[1]), "B": _c(_C[1]),
                  "epsilon": 0.5},
-        {"a": "data+shape", "A": "spd", "b": "data+shape", "B": "spd", "epsilon": "scale"},
+        {"a": "shape", "A": "spd", "b": "shape", "B": "spd"},
         covers="solvers.transport.entropic_gaussian_plan"),
     Row("monge_map", monge_map, lambda: {"source_covs": _c(_C), "target_covs": _c(_C[::-1])},
         {"source_covs": "spd", "target_covs": "spd"}, covers="solvers.transport.monge_map",
@@ -828,7 +830,7 @@ ROWS = [
         overrides={("S", "nonsym"): EITHER, ("S", "nonspd"): EITHER, ("S", "ndim"): EITHER}),
     Row("weighted_monge_map", weighted_monge_map,
         lambda: {"query_covs": _c(_CQ), "covs": _c(_C), "weights": np.tile(_W4, (2, 1))},
-        {"query_covs": "spd", "covs": "spd", "weights": "simplex"},
+        {"query_covs": "spd", "covs": "spd", "weights": "weights"},
         covers="solvers.transport.weighted_monge_map", backend=True,
         together=[("query_covs", "weights")],
         overrides={("weights", "zero"): EITHER}),  # documented: non-negative, sum not fixed
@@ -869,7 +871,7 @@ ROWS = [
     # --------------------------------------------------------------------- memory
     Row("GaussianMemory", GaussianMemory,
         lambda: {"means": _c(_M), "covs": _c(_C), "beta": 1.0, "path": "auto", "screen": 50.0},
-        {"means": "data+shape", "covs": "spd"},
+        {"means": "shape", "covs": "spd"},
         covers="solvers.memory.GaussianMemory", backend=True, together=[("means", "covs")],
         out=_memory_out, names={"means": ("means", "covs")}),
     *_methods("GaussianMemory", _gmem, "solvers.memory.GaussianMemory", [
@@ -891,12 +893,11 @@ ROWS = [
         {"x": "shape"}, covers="solvers.memory.VectorMemory.retrieve", names=_XNAMES),
     Row("synthetic_patterns", synthetic_patterns,
         lambda: {"n_patterns": 4, "dim": 3, "eig_range": (1.0, 1.1), "rng": 0},
-        {"n_patterns": "count", "dim": "count", "eig_range": "range", "rng": "rng"},
-        covers="solvers.memory.synthetic_patterns"),
+        {"eig_range": "range"}, covers="solvers.memory.synthetic_patterns"),
     Row("perturb", perturb,
         lambda: {"means": _c(_M), "covs": _c(_C), "radius": 0.1, "method": "exact", "rng": 0},
-        {"means": "data+shape", "covs": "spd", "radius": "nonneg", "method": "choice",
-         "rng": "rng"}, covers="solvers.memory.perturb", together=[("means", "covs")],
+        {"means": "shape", "covs": "spd"}, covers="solvers.memory.perturb",
+        together=[("means", "covs")],
         names={"means": ("means", "covs")}),
     Row("retrieval_rate", retrieval_rate,
         lambda: {"memory": _gmem(), "result": _gmem().retrieve(_c(_M), _c(_C), maxiter=2),

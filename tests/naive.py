@@ -30,3 +30,69 @@ def logsumexp_matmul_dense(A, B):
     C = A @ B
     mx = C.max(axis=1, keepdims=True)
     return (np.log(np.exp(C - mx).sum(axis=1, keepdims=True)) + mx)[:, 0]
+
+
+# ---------------------------------------------------------------------------------------
+# Bures–Wasserstein kernel families (solvers/transport/bures_kernels.py): one pair of
+# Gaussians at a time, the textbook formulas, float64 on the host.
+# ---------------------------------------------------------------------------------------
+def _pair_root(Rq, Si):
+    """Eigenvalues and eigenvectors of ``C = Rq Si Rq`` (symmetrised); ``None`` when C holds
+    NaN or inf (the kernels' contract: such a pair gives NaN)."""
+    C = np.asarray(Rq, dtype=np.float64) @ np.asarray(Si, dtype=np.float64) \
+        @ np.asarray(Rq, dtype=np.float64)
+    C = 0.5 * (C + C.T)
+    if not np.all(np.isfinite(C)):
+        return None
+    lam, V = np.linalg.eigh(C)
+    return np.sqrt(np.clip(lam, 0.0, None)), V
+
+
+def bures_cdist_loop(qm, R, trq, m, S, trS):
+    """Exact ``W2^2`` (Q, N) pair by pair: ``|m_q - m_i|^2 + tr Omega_q + tr S_i
+    - 2 tr (R_q S_i R_q)^{1/2}`` with ``R_q = Omega_q^{1/2}``, clipped at 0 (NaN stays)."""
+    Q, N = len(qm), len(m)
+    out = np.empty((Q, N))
+    for q in range(Q):
+        for i in range(N):
+            root = _pair_root(R[q], S[i])
+            cross = math.nan if root is None else math.fsum(root[0])
+            diff = np.asarray(qm[q], dtype=np.float64) - np.asarray(m[i], dtype=np.float64)
+            with np.errstate(invalid="ignore", over="ignore"):
+                d2 = float(diff @ diff) + float(trq[q]) + float(trS[i]) - 2.0 * cross
+            out[q, i] = d2 if (math.isnan(d2) or d2 > 0.0) else 0.0
+    return out
+
+
+def weighted_root_sum_loop(R, S, W):
+    """``M_q = sum_i W[q, i] (R_q S_i R_q)^{1/2}`` (Q, d, d), pair by pair; a zero weight
+    drops its pair (even a NaN one), a kept pair with NaN/inf in ``C`` makes ``M_q`` NaN."""
+    Q, N = W.shape
+    d = S.shape[-1]
+    out = np.zeros((Q, d, d))
+    for q in range(Q):
+        for i in range(N):
+            w = float(W[q, i])
+            if w == 0.0:
+                continue
+            root = _pair_root(R[q], S[i])
+            if root is None:
+                out[q] = np.nan
+                continue
+            s, V = root
+            out[q] += w * (V * s) @ V.T
+    return out
+
+
+def screened_cdist_loop(qm, R, trq, rq, m, S, trS, rS, cut):
+    """What a screened distance matrix may be: the exact ``W2^2`` (:func:`bures_cdist_loop`)
+    and the pairs a screen may skip (``+inf`` there), those whose spectral lower bound
+    ``|m_q - m_i|^2 + |rq_q - rS_i|^2`` (square roots of the ascending eigenvalues; von
+    Neumann's trace inequality) exceeds the row's exact minimum by more than ``cut``."""
+    exact = bures_cdist_loop(qm, R, trq, m, S, trS)
+    with np.errstate(invalid="ignore", over="ignore"):
+        bound = (((np.asarray(qm)[:, None, :] - np.asarray(m)[None, :, :]) ** 2).sum(-1)
+                 + ((np.asarray(rq)[:, None, :] - np.asarray(rS)[None, :, :]) ** 2).sum(-1))
+        best = np.nanmin(np.where(np.isnan(exact), np.inf, exact), axis=1, initial=np.inf)
+        skippable = bound - cut > best[:, None]
+    return exact, skippable
