@@ -355,7 +355,7 @@ def test_options_schedule_sgd_last_iterate_float32_progress(capsys):
 
 
 def test_kl_dro_on_every_namespace(xp):
-    from solvers.lse.applications import dro_dataset, kl_dro
+    from solvers.lse import dro_dataset, kl_dro
 
     X, y = dro_dataset(2000, 3, "logistic", rng=0)
     ref = kl_dro(X, y, lam=1.0, loss="logistic", epochs=2, rng=0, backend="numpy")

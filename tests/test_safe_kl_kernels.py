@@ -10,12 +10,12 @@ from conftest import to_numpy
 from solvers._lib.backend import resolve_backend
 from solvers._lib.results import Status
 from solvers.lse._safe_kl_kernels import KERNELS
-from solvers.lse._safe_kl_solver import step_terms_generic
+from solvers.lse import semidual_ot, semidual_ot_objective
+from solvers.lse._safe_kl_solver import solve_rows_generic, step_terms_generic, terms_generic
 from solvers.lse._semidual_ot import _scatter_xp
-from solvers.lse.applications import semidual_ot, semidual_ot_objective
-from solvers.lse.safe_kl import _solve_rows_generic, _terms_xp
 
 NUMBA = resolve_backend("numba", np)
+GENERIC = resolve_backend("numpy", np)
 
 SPECIAL = {
     "finite": np.array([0.3, -2.0, 5.0, 1e4, -1e4, 0.0]),
@@ -61,7 +61,7 @@ def test_solve_rows_kernel_matches_generic(case):
     mu = np.full(A.shape, 1.0 / A.shape[1])
     for m in (None, mu):
         s1, v1 = kernel(A, m, 0.05, 1e-10, 100)
-        s2, v2 = _solve_rows_generic(A, m, 0.05, 1e-10, 100)
+        s2, v2 = solve_rows_generic(A, m, 0.05, 1e-10, 100, be=GENERIC)
         np.testing.assert_allclose(s1, s2, rtol=1e-9, atol=1e-9)
         np.testing.assert_allclose(v1, v2, rtol=1e-9, atol=1e-9)
 
@@ -81,7 +81,7 @@ def test_scatter_kernel_matches_generic(idx, dtype):
 
 
 def test_terms_generic_special_values():
-    w, h = _terms_xp(np.array([np.inf, -np.inf, np.nan, 0.0]), 0.0, 0.1)
+    w, h = terms_generic(np.array([np.inf, -np.inf, np.nan, 0.0]), 0.0, 0.1)
     assert w[0] == pytest.approx(10.0) and w[1] == 0 and h[1] == 0 and math.isinf(h[0])
     assert np.isnan(w[2]) and np.isnan(h[2])
 
@@ -183,7 +183,7 @@ def test_cupy_kernels_match_generic(case, dtype):
         ref = step_terms_generic(values, jac, s, rho)
         for g, r in zip(got, ref):
             _close(cp.asnumpy(g), cp.asnumpy(r), dtype)
-        for g, r in zip(KERNELS.get("terms", be)(values, s, rho), _terms_xp(values, s, rho)):
+        for g, r in zip(KERNELS.get("terms", be)(values, s, rho), terms_generic(values, s, rho)):
             _close(cp.asnumpy(g), cp.asnumpy(r), dtype)
     idx = cp.asarray(np.array([0, 2, 2], dtype=np.int64))
     vals = cp.asarray(np.array([1.0, np.inf, -2.0], dtype=dtype))
@@ -199,18 +199,16 @@ def test_cupy_loop_never_synchronises():
     import cupyx
 
     from solvers.lse import _safe_kl_solver as solver
-    from solvers.lse.safe_kl import _configure
+    from solvers.lse.safe_kl import MINIMIZE_OPTIONS, _configure
 
     data = cp.asarray(np.random.default_rng(0).normal(size=(4096, 8)))
-    cfg, x, s, source = _configure(
-        lambda x, b: (b @ x, b), cp.zeros(8), data, rho=0.01, batch_size=256, epochs=None,
-        maxiter=100, estimator="safe-kl", optimizer="adam", lr=0.01, betas=(0.9, 0.999),
-        s0=None, average=0.5, epoch_size=None, rng=0, callback=None, diagnose=False,
-        backend="auto")
-    st = solver.State(x, s, cfg)
-    solver.step(st, 0, cfg, source)
+    cfg = MINIMIZE_OPTIONS.validate(phi=lambda x, b: (b @ x, b), batch_size=256,
+                                    maxiter=100, rng=0, diagnose=False)
+    cfg, plan, x, s, source = _configure(cfg, cp.zeros(8), data)
+    st = solver.State(x, s, plan)
+    solver.step(st, 0, cfg, plan, source)
     with cupyx.allow_synchronize(False):
         for k in range(1, 15):
-            _, rho_k = solver.step(st, k, cfg, source)
-            solver.record(st, cfg, rho_k)
-    assert solver.check(st, cfg) and st.nit == 15
+            _, rho_k = solver.step(st, k, cfg, plan, source)
+            solver.record(st, cfg, plan, rho_k)
+    assert solver.check(st, plan) and st.nit == 15

@@ -3,7 +3,7 @@ import time
 
 
 def demo_rows(quick=True):
-    from solvers.lse.applications import dro_dataset, kl_dro
+    from solvers.lse import dro_dataset, kl_dro
 
     n = 20000 if quick else 100000
     X, y = dro_dataset(n, 10, "logistic", rng=0)
