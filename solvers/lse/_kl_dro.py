@@ -137,7 +137,14 @@ def _model_arrays(spec, theta, X, y):
     (theta, _), (X, _), (y, _) = (unwrap_frame(theta, "theta"), unwrap_frame(X, "X"),
                                   unwrap_frame(y, "y"))
     be = resolve_backend("auto", array_namespace(theta, X, y))
-    return (*spec.arrays(be, theta=theta, X=X, y=y), be.xp)
+    theta, X, y = spec.arrays(be, theta=theta, X=X, y=y)
+    if theta.shape[0] != X.shape[1]:
+        raise ValueError(f"theta must have shape ({X.shape[1]},) to match X with "
+                         f"{X.shape[1]} columns, got {tuple(theta.shape)}")
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"y must have shape ({X.shape[0]},) like the rows of X, got "
+                         f"{tuple(y.shape)}")
+    return theta, X, y, be.xp
 
 
 @LOSSES_OPTIONS.entry
@@ -162,9 +169,8 @@ def kl_dro_losses(theta, X, y, loss="squared"):
     Raises
     ------
     ValueError
-        An unknown ``loss``; ``X`` or ``y`` not finite or with the wrong number of
-        dimensions; shapes of ``theta``, ``X`` and ``y`` that do not match (raised by the
-        matrix product).
+        An unknown ``loss``; ``X`` or ``y`` not finite, empty ``X``, or arrays with the
+        wrong number of dimensions or shapes that do not match.
     TypeError
         Complex or non-numeric arrays, or arrays from different array libraries.
 
@@ -231,9 +237,8 @@ def kl_dro_objective(theta, X, y, *, lam, loss="squared", l2=0.0):
     Raises
     ------
     ValueError
-        An unknown ``loss``, ``lam <= 0`` or ``l2 < 0``; ``X`` or ``y`` not finite or
-        with the wrong number of dimensions; shapes of ``theta``, ``X`` and ``y`` that do
-        not match.
+        An unknown ``loss``, ``lam <= 0`` or ``l2 < 0``; ``X`` or ``y`` not finite, empty
+        ``X``, or arrays with the wrong number of dimensions or shapes that do not match.
     TypeError
         Complex or non-numeric arrays, or arrays from different array libraries.
 

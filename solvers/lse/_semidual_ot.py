@@ -45,7 +45,7 @@ _BLOCK = Param("block_size", COUNT, 1024, "source rows per block of the exact pa
 
 OBJECTIVE_OPTIONS = Options(
     "SemidualObjectiveOptions",
-    Param("v", Array(ndim=1, finite=False), doc="target potentials (m,)"),
+    Param("v", Array(ndim=1), doc="target potentials (m,)"),
     _X, _Y, _EPSILON, _A, _B, _BLOCK, _EPS)
 
 SEMIDUAL_OPTIONS = Options(
@@ -195,6 +195,7 @@ def semidual_ot_objective(v, X, Y, *, epsilon=None, a=None, b=None, block_size=1
     Parameters
     ----------
     v : array, shape (m,)
+        Target potentials (finite).
     {{points}}
     epsilon : float
         Entropic regularisation (``eps`` is a deprecated alias).
@@ -212,14 +213,15 @@ def semidual_ot_objective(v, X, Y, *, epsilon=None, a=None, b=None, block_size=1
     ValueError
         ``epsilon`` not finite or ``<= 0``; ``X`` or ``Y`` not 2-D, empty, non-finite, or
         with different numbers of columns; weights ``a`` or ``b`` of the wrong length, not
-        positive, not finite or not summing to one; ``v`` not 1-D or whose length is not
-        ``m``; ``block_size < 1``.
+        positive, not finite or not summing to one; ``v`` not 1-D, not finite or whose
+        length is not ``m``; ``block_size < 1``.
     TypeError
-        Complex or non-numeric ``X``, ``Y``, ``a`` or ``b``, or non-real ``epsilon``.
+        Complex or non-numeric ``v``, ``X``, ``Y``, ``a`` or ``b``, non-real ``epsilon``,
+        or ``epsilon`` missing.
 
     Notes
     -----
-    NaN or inf in ``v`` propagates. Computations run in the inputs' namespace and dtype.
+    Computations run in the inputs' namespace and dtype.
 
     {{references}}
 
@@ -238,6 +240,9 @@ def semidual_ot_objective(v, X, Y, *, epsilon=None, a=None, b=None, block_size=1
     be = resolve_backend("auto", _namespace(v, X, Y, a, b))
     X, Y, a, b = _arrays(OBJECTIVE_OPTIONS, be, X, Y, a, b)
     (v,) = OBJECTIVE_OPTIONS.arrays(be, v=v)
+    if v.shape[0] != Y.shape[0]:
+        raise ValueError(f"v must have shape ({Y.shape[0]},), one potential per point of "
+                         f"Y, got {tuple(v.shape)}")
     v = be.xp.astype(v, Y.dtype, copy=False)
     value, grad = _objective(v, X, Y, a, b, epsilon, cfg.block_size, be.xp)
     return to_float(value), grad
