@@ -13,13 +13,14 @@ from .._lib.backend import resolve_backend
 from .._lib.docstrings import fill_doc
 from .._lib.frames import unwrap_frame
 from .._lib.namespace import array_namespace
-from .._lib.params import (BACKEND, CALLBACK, COUNT, FLAG, NONNEGATIVE, POSITIVE, SEED,
-                           Array, Choice, Integer, Options, Param)
+from .._lib.params import (COUNT, NONNEGATIVE, POSITIVE, SEED, Array, Choice, Integer,
+                           Options, Param)
 from .._lib.results import Status, make_result
 from .._lib.rng import check_rng
 from .._lib.validation import check_finite, promote_float16
 from ._minibatch import is_partitioned
-from ._safe_kl_solver import FRACTION, RHO, Scheduled, _softplus
+from ._safe_kl_solver import (AVERAGE, BACKEND_OPTION, CALLBACK_OPTION, PROGRESS, RHO, RNG,
+                              _softplus, scheduled)
 from .logsumexp import logsumexp, softmax
 from .safe_kl import minimize_logsumexp
 
@@ -52,20 +53,23 @@ KL_DRO_OPTIONS = Options(
     Param("batch_size", COUNT, 32, "terms per minibatch"),
     Param("epochs", POSITIVE, 5, "passes over the data"),
     Param("maxiter", COUNT, None, "steps (L-BFGS iterations for 'lbfgs')"),
-    Param("lr", Scheduled(POSITIVE), 0.05, "step size or a schedule lr(k)"),
-    Param("average", FRACTION, 0.5, "fraction of the run before suffix averaging"),
-    Param("rng", SEED, None, "random numbers"),
-    Param("callback", CALLBACK, None, "called with the intermediate result"),
-    Param("progress", FLAG, False, "show a progress bar"),
-    Param("backend", BACKEND, "auto", "which kernels run"))
+    Param("lr", scheduled(POSITIVE), 0.05, "step size or a schedule lr(k)"),
+    AVERAGE, RNG, CALLBACK_OPTION, PROGRESS, BACKEND_OPTION)
 
-_REFERENCES = """
+_HU_HONG = """
 References
 ----------
 .. [1] Z. Hu, L. J. Hong, "Kullback-Leibler divergence constrained distributionally
    robust optimization", Optimization Online, 2013.
+"""
+_REFERENCES = _HU_HONG + """\
 .. [2] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
    optimization of LogSumExp", arXiv:2509.24894, 2025.
+"""
+
+_ARRAY_TYPES = """
+TypeError
+    Complex or non-numeric arrays, or arrays from different array libraries.
 """
 
 _MODEL = """
@@ -148,7 +152,7 @@ def _model_arrays(spec, theta, X, y):
 
 
 @LOSSES_OPTIONS.entry
-@fill_doc(model=_MODEL)
+@fill_doc(model=_MODEL, array_types=_ARRAY_TYPES, references=_HU_HONG)
 def kl_dro_losses(theta, X, y, loss="squared"):
     r"""Per-sample losses of a linear model and their gradients in ``theta``.
 
@@ -171,18 +175,14 @@ def kl_dro_losses(theta, X, y, loss="squared"):
     ValueError
         An unknown ``loss``; ``X`` or ``y`` not finite, empty ``X``, or arrays with the
         wrong number of dimensions or shapes that do not match.
-    TypeError
-        Complex or non-numeric arrays, or arrays from different array libraries.
+    {{array_types}}
 
     Notes
     -----
     ``"logistic"`` assumes labels in {-1, +1} (not checked). The logistic loss is
     evaluated as a stable softplus, so it does not overflow for large margins.
 
-    References
-    ----------
-    .. [1] Z. Hu, L. J. Hong, "Kullback-Leibler divergence constrained distributionally
-       robust optimization", Optimization Online, 2013.
+    {{references}}
 
     Examples
     --------
@@ -211,7 +211,7 @@ def _losses(theta, X, y, loss, xp):
 
 
 @OBJECTIVE_OPTIONS.entry
-@fill_doc(model=_MODEL, references=_REFERENCES)
+@fill_doc(model=_MODEL, array_types=_ARRAY_TYPES, references=_REFERENCES)
 def kl_dro_objective(theta, X, y, *, lam, loss="squared", l2=0.0):
     r"""Exact KL-DRO objective and gradient (full batch).
 
@@ -239,8 +239,7 @@ def kl_dro_objective(theta, X, y, *, lam, loss="squared", l2=0.0):
     ValueError
         An unknown ``loss``, ``lam <= 0`` or ``l2 < 0``; ``X`` or ``y`` not finite, empty
         ``X``, or arrays with the wrong number of dimensions or shapes that do not match.
-    TypeError
-        Complex or non-numeric arrays, or arrays from different array libraries.
+    {{array_types}}
 
     Notes
     -----
@@ -308,7 +307,8 @@ def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=
     x0 : array, shape (d,), optional
         Start (zeros by default).
     rho, batch_size, epochs, lr, average, rng, callback, progress, backend
-        Passed to :func:`solvers.minimize_logsumexp` (ignored by ``"lbfgs"``).
+        Passed to :func:`solvers.minimize_logsumexp` (checked, but unused, with
+        ``"lbfgs"``).
     maxiter : int, optional
         Steps (overrides ``epochs``); L-BFGS iterations for ``"lbfgs"`` (default 2000).
     options : dict, optional

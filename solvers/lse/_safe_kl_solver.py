@@ -4,7 +4,8 @@ building blocks every Safe-KL module shares.
 Building blocks: the capped weights and softplus terms (:func:`terms_generic`), the
 per-row shift solve of the deterministic surrogate (:func:`surrogate_rows`, through the
 ``solve_rows`` kernel), and the option constraints the Safe-KL entry points declare
-(:class:`Scheduled`, :class:`OrNone`, :data:`BETAS`).
+(:class:`Either`, :func:`scheduled`, :data:`BETAS`) and the options every stochastic
+entry point shares.
 
 The run, in the order it calls its pieces: :func:`init_shift` (first shift),
 :func:`step` (one minibatch step, no host synchronisation), :func:`check` (every
@@ -41,7 +42,8 @@ from .._lib.backend import backend_arg
 from .._lib.host import to_float
 from .._lib.namespace import array_namespace
 from .._lib.optim import Adam
-from .._lib.params import PROBABILITY, Constraint, Real
+from .._lib.params import (BACKEND, CALLBACK, FLAG, PROBABILITY, SEED, Constraint, Param,
+                           Real)
 from .._lib.results import Status, call_callback, make_result
 from ._safe_kl_kernels import KERNELS
 from .logsumexp import logsumexp, logsumexp_merge, logsumexp_partial, softmax
@@ -56,16 +58,17 @@ DIAG_CHUNK = 4096
 
 # --- option constraints shared by the Safe-KL entry points ---------------------------------
 
-class Scheduled(Constraint):
-    """A value ``inner`` accepts, or a callable schedule ``value(k)`` of the step ``k``
-    (whose values the solver checks when it uses them)."""
+class Either(Constraint):
+    """The values ``inner`` accepts, or any value ``passes(value)`` lets through unchanged
+    (a callable schedule, ``None``); anything else gets ``inner``'s own error, so an
+    out-of-range number stays a ``ValueError``."""
 
-    def __init__(self, inner):
-        self.inner = inner
-        self.kind = f"{inner.kind} or callable"
+    def __init__(self, inner, passes, kind):
+        self.inner, self.passes = inner, passes
+        self.kind = f"{inner.kind} or {kind}"
 
     def check(self, value, name):
-        return value if callable(value) else self.inner.check(value, name)
+        return value if self.passes(value) else self.inner.check(value, name)
 
     def invalid_values(self):
         return self.inner.invalid_values()
@@ -74,22 +77,10 @@ class Scheduled(Constraint):
         return self.inner.describe()
 
 
-class OrNone(Constraint):
-    """``None`` or a value ``inner`` accepts (out-of-range values keep ``inner``'s
-    ``ValueError``)."""
-
-    def __init__(self, inner):
-        self.inner = inner
-        self.kind = f"{inner.kind} or None"
-
-    def check(self, value, name):
-        return None if value is None else self.inner.check(value, name)
-
-    def invalid_values(self):
-        return self.inner.invalid_values()
-
-    def describe(self):
-        return self.inner.describe()
+def scheduled(inner):
+    """``inner``'s values or a callable schedule ``value(k)`` of the step ``k`` (whose
+    values the solver checks when it uses them)."""
+    return Either(inner, callable, "callable")
 
 
 class _Pair(Constraint):
@@ -114,11 +105,18 @@ class _Pair(Constraint):
 
 
 #: Safe-KL's cap parameter rho, a constant or a schedule rho(k)
-RHO = Scheduled(PROBABILITY)
+RHO = scheduled(PROBABILITY)
 #: the fraction of the run after which iterates are averaged (None: the last iterate)
-FRACTION = OrNone(Real(0, 1, high_open=True))
+FRACTION = Either(Real(0, 1, high_open=True), lambda value: value is None, "None")
 #: Adam's moment decay rates
 BETAS = _Pair()
+
+#: options every stochastic Safe-KL entry point takes, declared once
+RNG = Param("rng", SEED, None, "random numbers")
+CALLBACK_OPTION = Param("callback", CALLBACK, None, "called with the intermediate result")
+PROGRESS = Param("progress", FLAG, False, "show a progress bar")
+BACKEND_OPTION = Param("backend", BACKEND, "auto", "which kernels run")
+AVERAGE = Param("average", FRACTION, 0.5, "fraction of the run before suffix averaging")
 
 
 # --- scalar building blocks (also used by safe_kl, _semidual_ot and _kl_dro) ---------------

@@ -19,13 +19,13 @@ from .._lib.docstrings import fill_doc
 from .._lib.frames import unwrap_frame
 from .._lib.host import to_float, to_host
 from .._lib.namespace import array_namespace
-from .._lib.params import (BACKEND, CALLBACK, COUNT, FLAG, POSITIVE, PROBABILITY, SEED,
-                           Array, Choice, Options, Param)
+from .._lib.params import COUNT, POSITIVE, PROBABILITY, Array, Choice, Options, Param
 from .._lib.results import Progress, Status, call_callback, make_result
 from .._lib.rng import check_rng
 from .._lib.validation import promote_float16
 from ._safe_kl_kernels import KERNELS
-from ._safe_kl_solver import FRACTION, terms_generic
+from ._safe_kl_solver import (AVERAGE, BACKEND_OPTION, CALLBACK_OPTION, PROGRESS, RNG,
+                              terms_generic)
 from .logsumexp import logsumexp
 
 __all__ = ["semidual_ot", "semidual_ot_objective"]
@@ -59,14 +59,9 @@ SEMIDUAL_OPTIONS = Options(
     Param("maxiter", COUNT, None, "steps (iterations for lbfgs)"),
     Param("lr", POSITIVE, 1.0, "step size in units of epsilon"),
     Param("shift_lr", POSITIVE, 1.0, "step on the shifts (safe-kl)"),
-    Param("average", FRACTION, 0.5, "fraction of the run before averaging"),
+    AVERAGE,
     Param("x0", Array(ndim=1), None, "initial potentials (m,)"),
-    Param("rng", SEED, None, "random numbers"),
-    Param("callback", CALLBACK, None, "called with the intermediate result"),
-    Param("progress", FLAG, False, "show a progress bar"),
-    _BLOCK,
-    Param("backend", BACKEND, "auto", "which kernels run"),
-    _EPS)
+    RNG, CALLBACK_OPTION, PROGRESS, _BLOCK, BACKEND_OPTION, _EPS)
 
 _REFERENCES = """
 References

@@ -25,28 +25,30 @@ with :math:`w = 1/(\rho + e^{s - \varphi_\theta(x)}) \in (0, 1/\rho)`,
 """
 import math
 
+import numpy as np
+
 from .._lib.backend import resolve_backend
 from .._lib.frames import unwrap_frame
 from .._lib.namespace import array_namespace
-from .._lib.params import (BACKEND, CALLBACK, COUNT, FLAG, NONNEGATIVE, POSITIVE,
-                           PROBABILITY, SEED, Array, Choice, Options, Param, Real)
+from .._lib.docstrings import fill_doc
+from .._lib.params import (CALLBACK, COUNT, FLAG, NONNEGATIVE, POSITIVE, PROBABILITY,
+                           Array, Choice, Options, Param, Real)
 from .._lib.rng import Draws
 from .._lib.results import Progress
 from .._lib.validation import check_axis, promote_float16
 from . import _safe_kl_solver as _solver
 from ._minibatch import as_rows, check_rows, is_partitioned, make_source
 from ._safe_kl_kernels import KERNELS
-from ._safe_kl_solver import BETAS, FRACTION, RHO, Scheduled, surrogate_rows, terms_generic
+from ._safe_kl_solver import (AVERAGE, BACKEND_OPTION, BETAS, CALLBACK_OPTION, PROGRESS,
+                              RHO, RNG, scheduled, surrogate_rows, terms_generic)
 
 __all__ = ["safe_logsumexp", "minimize_logsumexp", "safe_kl_terms"]
-
-_BACKEND = Param("backend", BACKEND, "auto", "which kernels run")
 
 TERMS_OPTIONS = Options(
     "SafeKLTermsOptions",
     Param("values", Array(finite=False), doc="the exponents phi_i"),
     Param("rho", POSITIVE, doc="cap parameter (the theory needs rho < 1)"),
-    _BACKEND)
+    BACKEND_OPTION)
 
 SAFE_LSE_OPTIONS = Options(
     "SafeLogSumExpOptions",
@@ -57,7 +59,14 @@ SAFE_LSE_OPTIONS = Options(
     Param("return_shift", FLAG, False, "also return the optimal shift"),
     Param("tol", NONNEGATIVE, None, "last Newton step at which a solve stops"),
     Param("maxiter", COUNT, 100, "Newton iterations per slice"),
-    _BACKEND)
+    BACKEND_OPTION)
+
+_REFERENCES = """
+References
+----------
+.. [1] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
+   optimization of LogSumExp", arXiv:2509.24894, 2025.
+"""
 
 MINIMIZE_OPTIONS = Options(
     "MinimizeLogSumExpOptions",
@@ -69,19 +78,18 @@ MINIMIZE_OPTIONS = Options(
     Param("maxiter", COUNT, None, "number of steps (overrides epochs)"),
     Param("estimator", Choice("safe-kl", "naive"), "safe-kl", "gradient estimator"),
     Param("optimizer", Choice("adam", "sgd"), "adam", "update rule"),
-    Param("lr", Scheduled(POSITIVE), 0.01, "step size or a schedule lr(k)"),
+    Param("lr", scheduled(POSITIVE), 0.01, "step size or a schedule lr(k)"),
     Param("betas", BETAS, (0.9, 0.999), "Adam's moment decay rates"),
     Param("s0", Real(), None, "initial shift"),
-    Param("average", FRACTION, 0.5, "fraction of the run before suffix averaging"),
+    AVERAGE,
     Param("epoch_size", COUNT, None, "terms per epoch for a sampler"),
-    Param("rng", SEED, None, "random numbers"),
-    Param("callback", CALLBACK, None, "called with the intermediate result"),
-    Param("progress", FLAG, False, "show a progress bar"),
+    RNG, CALLBACK_OPTION, PROGRESS,
     Param("diagnose", FLAG, True, "run the end-of-run reliability pass"),
-    _BACKEND)
+    BACKEND_OPTION)
 
 
 @TERMS_OPTIONS.entry
+@fill_doc(references=_REFERENCES)
 def safe_kl_terms(values, s, rho, *, backend="auto"):
     r"""Per-term Safe-KL weights and surrogate values at shift ``s``.
 
@@ -117,19 +125,16 @@ def safe_kl_terms(values, s, rho, *, backend="auto"):
 
     Notes
     -----
-    A low-level helper: ``rho < 1`` is not checked (``rho >= 1`` is accepted but outside
+    A low-level function: ``rho < 1`` is not checked (``rho >= 1`` is accepted but outside
     the Safe-KL theory). Integer and boolean ``values`` are computed as float64. NaN in
     ``values`` or ``s`` propagates to ``w`` and ``h``.
 
-    References
-    ----------
-    .. [1] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
-       optimization of LogSumExp", arXiv:2509.24894, 2025.
+    {{references}}
 
     Examples
     --------
     >>> import numpy as np
-    >>> from solvers.lse.safe_kl import safe_kl_terms
+    >>> from solvers.lse import safe_kl_terms
     >>> w, h = safe_kl_terms(np.array([0.0, 1e4]), 0.0, 0.1)
     >>> w.round(6).tolist(), bool(np.isfinite(h).all())
     ([0.909091, 10.0], True)
@@ -146,6 +151,7 @@ def safe_kl_terms(values, s, rho, *, backend="auto"):
 # --- deterministic surrogate over finite terms -------------------------------------------
 
 @SAFE_LSE_OPTIONS.entry
+@fill_doc(references=_REFERENCES)
 def safe_logsumexp(a, rho, axis=None, b=None, keepdims=False, return_shift=False, *,
                    tol=None, maxiter=100, backend="auto"):
     r"""The Safe-KL surrogate of ``log(sum(b * exp(a)))``: a capped-weight log-sum-exp.
@@ -225,10 +231,7 @@ def safe_logsumexp(a, rho, axis=None, b=None, keepdims=False, return_shift=False
     >>> float(safe_logsumexp(np.zeros(4), 0.1)) <= float(logsumexp(np.zeros(4)))
     True
 
-    References
-    ----------
-    .. [1] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
-       optimization of LogSumExp", arXiv:2509.24894, 2025.
+    {{references}}
     """
     cfg = SAFE_LSE_OPTIONS.validate(rho=rho, keepdims=keepdims, return_shift=return_shift,
                                     tol=tol, maxiter=maxiter, backend=backend)
@@ -246,22 +249,19 @@ def safe_logsumexp(a, rho, axis=None, b=None, keepdims=False, return_shift=False
 
 
 def _common_dtype(a, b, xp):
-    """``a`` and ``b`` in one floating dtype (float16 computed as float32), broadcast
-    together; a 0-d ``a`` becomes 1-d."""
+    """``a`` and ``b`` in one floating dtype (float16 computed as float32), broadcast to
+    one shape; a 0-d ``a`` becomes 1-d."""
     a = promote_float16(a, xp)
-    if b is not None:
-        b = promote_float16(b, xp)
-        dtype = xp.result_type(a.dtype, b.dtype)
-        a, b = xp.astype(a, dtype, copy=False), xp.astype(b, dtype, copy=False)
-        try:
-            a, b = xp.broadcast_arrays(a, b)
-        except ValueError:
-            raise ValueError(f"b with shape {tuple(b.shape)} does not broadcast against a "
-                             f"with shape {tuple(a.shape)}") from None
-    if a.ndim == 0:
-        a = xp.reshape(a, (1,))
-        b = None if b is None else xp.reshape(b, (1,))
-    return a, b
+    if b is None:
+        return (xp.reshape(a, (1,)) if a.ndim == 0 else a), None
+    b = promote_float16(b, xp)
+    dtype = xp.result_type(a.dtype, b.dtype)
+    try:
+        shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape)) or (1,)
+    except ValueError:
+        raise ValueError(f"b with shape {tuple(b.shape)} does not broadcast against a "
+                         f"with shape {tuple(a.shape)}") from None
+    return tuple(xp.broadcast_to(xp.astype(x, dtype, copy=False), shape) for x in (a, b))
 
 
 def _result(x, axes, keepdims, be):
@@ -320,6 +320,7 @@ def _surrogate_slices(A, Bw, cfg, be):
 # --- stochastic minimisation ---------------------------------------------------------------
 
 @MINIMIZE_OPTIONS.entry
+@fill_doc(references=_REFERENCES)
 def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, maxiter=None,
                        estimator="safe-kl", optimizer="adam", lr=0.01, betas=(0.9, 0.999),
                        s0=None, average=0.5, epoch_size=None, rng=None, callback=None,
@@ -354,7 +355,8 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
         fit in memory (partition order shuffled per epoch from ``rng``, rows shuffled
         within each partition; ``phi`` receives numpy arrays -- a dataframe partition
         through ``to_numpy()``; see Notes); or ``sampler(rng, batch_size) -> batch`` for
-        an infinite population (``rng`` is a ``numpy.random.Generator``).
+        an infinite population (``rng`` is a ``numpy.random.Generator``). A pandas
+        DataFrame or Series (alone or in the tuple) is taken as its values.
     rho : float or callable, optional
         Cap parameter in (0, 1), or a schedule ``rho(k)`` of the iteration ``k``.
     batch_size : int, optional
@@ -421,12 +423,14 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
     Raises
     ------
     ValueError
-        Bad ``rho``, an empty ``x0``, ``batch_size`` larger than the data, arrays in
-        ``data`` with different numbers of rows, or neither ``epochs`` nor ``maxiter`` given
-        for a sampler.
+        An option outside its range (``rho`` outside (0, 1), ``lr`` or ``epochs`` not
+        positive, ``average`` outside [0, 1), ...), an empty or non-finite ``x0``,
+        ``batch_size`` larger than the data, arrays in ``data`` with different numbers of
+        rows, or neither ``epochs`` nor ``maxiter`` given for a sampler.
     TypeError
-        ``phi`` not callable or not returning a real pair ``(values, jac)``, ``callback``
-        not callable, complex ``data``, or ``data`` of an unsupported type (a ragged list).
+        An option of the wrong type, ``phi`` not callable or not returning a real pair
+        ``(values, jac)``, ``callback`` not callable, complex ``data``, or ``data`` of an
+        unsupported type (a ragged list).
 
     Notes
     -----
@@ -467,10 +471,7 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
     >>> bool(abs(res.x[0] - 0.5) < 0.05)
     True
 
-    References
-    ----------
-    .. [1] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
-       optimization of LogSumExp", arXiv:2509.24894, 2025.
+    {{references}}
     """
     cfg = MINIMIZE_OPTIONS.validate(
         phi=phi, rho=rho, batch_size=batch_size, epochs=epochs, maxiter=maxiter,
