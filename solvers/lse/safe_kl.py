@@ -28,9 +28,9 @@ import math
 import numpy as np
 
 from .._lib.backend import resolve_backend
+from .._lib.docstrings import fill_doc
 from .._lib.frames import unwrap_frame
 from .._lib.namespace import array_namespace
-from .._lib.docstrings import fill_doc
 from .._lib.params import (CALLBACK, COUNT, FLAG, NONNEGATIVE, POSITIVE, PROBABILITY,
                            Array, Choice, Options, Param, Real)
 from .._lib.rng import Draws
@@ -43,6 +43,13 @@ from ._safe_kl_solver import (AVERAGE, BACKEND_OPTION, BETAS, CALLBACK_OPTION, P
                               RHO, RNG, scheduled, surrogate_rows, terms_generic)
 
 __all__ = ["safe_logsumexp", "minimize_logsumexp", "safe_kl_terms"]
+
+_REFERENCES = """
+References
+----------
+.. [1] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
+   optimization of LogSumExp", arXiv:2509.24894, 2025.
+"""
 
 TERMS_OPTIONS = Options(
     "SafeKLTermsOptions",
@@ -60,13 +67,6 @@ SAFE_LSE_OPTIONS = Options(
     Param("tol", NONNEGATIVE, None, "last Newton step at which a solve stops"),
     Param("maxiter", COUNT, 100, "Newton iterations per slice"),
     BACKEND_OPTION)
-
-_REFERENCES = """
-References
-----------
-.. [1] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
-   optimization of LogSumExp", arXiv:2509.24894, 2025.
-"""
 
 MINIMIZE_OPTIONS = Options(
     "MinimizeLogSumExpOptions",
