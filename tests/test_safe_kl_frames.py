@@ -148,3 +148,11 @@ def test_semidual_weights_within_the_tolerance_are_accepted():
     np.testing.assert_allclose(near.x, ref.x, rtol=1e-8, atol=1e-10)
     with pytest.raises(ValueError, match="b must sum to 1"):
         semidual_ot(X, Y, epsilon=0.5, b=b * (1 + 1e-4), method="lbfgs")
+
+
+def test_semidual_ot_rejects_a_text_column_naming_the_argument():
+    X, Y = _ot()
+    with pytest.raises(TypeError, match=r"^Y must hold numeric columns only.*tag"):
+        semidual_ot(X, _frame(Y).assign(tag="t"), epsilon=0.5, maxiter=5, rng=0)
+    with pytest.raises(TypeError, match=r"^X must hold numeric columns only.*tag"):
+        semidual_ot_objective(np.zeros(20), _frame(X).assign(tag="t"), Y, epsilon=0.5)

@@ -120,27 +120,25 @@ def _weights(w, k, xp, dtype, name):
     return w / xp.sum(w)
 
 
+def _values(**arrays):
+    """The arguments' values, pandas frames and series unwrapped (once, at the boundary)."""
+    return tuple(unwrap_frame(value, name)[0] for name, value in arrays.items())
+
+
 def _arrays(spec, be, X, Y, a, b, sampler=False):
-    """``(X, Y, a, b)`` of either entry point: pandas unwrapped, converted to ``be.xp``,
-    checked; ``X`` and ``a`` untouched for a sampler source."""
-    (Y, _), (b, _) = unwrap_frame(Y, "Y"), unwrap_frame(b, "b")
+    """``(X, Y, a, b)`` of either entry point converted to ``be.xp`` and checked; ``X``
+    and ``a`` untouched for a sampler source."""
     Y, b = spec.arrays(be, Y=Y, b=b)
     Y = promote_float16(Y, be.xp)
     b = _weights(b, Y.shape[0], be.xp, Y.dtype, "b")
     if sampler:
         return X, Y, None, b
-    (X, _), (a, _) = unwrap_frame(X, "X"), unwrap_frame(a, "a")
     X, a = spec.arrays(be, X=X, a=a)
     X = be.xp.astype(X, Y.dtype, copy=False)
     if X.shape[1] != Y.shape[1]:
         raise ValueError(f"X must have {Y.shape[1]} columns like Y, got shape "
                          f"{tuple(X.shape)}")
     return X, Y, _weights(a, X.shape[0], be.xp, Y.dtype, "a"), b
-
-
-def _namespace(*arrays):
-    """The inputs' namespace, pandas frames counted as numpy."""
-    return array_namespace(*(unwrap_frame(x, "")[0] for x in arrays))
 
 
 def _ctransform(v, Xb, Y, y2, log_b, eps, xp):
@@ -231,8 +229,8 @@ def semidual_ot_objective(v, X, Y, *, epsilon=None, a=None, b=None, block_size=1
     """
     cfg = OBJECTIVE_OPTIONS.validate(epsilon=epsilon, block_size=block_size, eps=eps)
     epsilon = _epsilon(cfg.epsilon, cfg.eps)
-    (v, _) = unwrap_frame(v, "v")
-    be = resolve_backend("auto", _namespace(v, X, Y, a, b))
+    v, X, Y, a, b = _values(v=v, X=X, Y=Y, a=a, b=b)
+    be = resolve_backend("auto", array_namespace(v, X, Y, a, b))
     X, Y, a, b = _arrays(OBJECTIVE_OPTIONS, be, X, Y, a, b)
     (v,) = OBJECTIVE_OPTIONS.arrays(be, v=v)
     if v.shape[0] != Y.shape[0]:
@@ -408,9 +406,9 @@ class _Problem:
 
 
 def _setup(X, Y, a, b, x0, cfg, sampler):
-    (x0, _) = unwrap_frame(x0, "x0")
+    X, Y, a, b, x0 = _values(X=X, Y=Y, a=a, b=b, x0=x0)
     inputs = (Y, b, x0) if sampler else (X, Y, a, b, x0)
-    be = resolve_backend(cfg.backend, _namespace(*inputs))
+    be = resolve_backend(cfg.backend, array_namespace(*inputs))
     xp = be.xp
     X, Y, a, b = _arrays(SEMIDUAL_OPTIONS, be, X, Y, a, b, sampler)
     m = Y.shape[0]
