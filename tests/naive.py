@@ -32,7 +32,6 @@ def logsumexp_matmul_dense(A, B):
     return (np.log(np.exp(C - mx).sum(axis=1, keepdims=True)) + mx)[:, 0]
 
 
-<<<<<<< HEAD
 # ---------------------------------------------------------------------------------------
 # Bures–Wasserstein kernel families (solvers/transport/bures_kernels.py): one pair of
 # Gaussians at a time, the textbook formulas, float64 on the host.
@@ -97,7 +96,8 @@ def screened_cdist_loop(qm, R, trq, rq, m, S, trS, rS, cut):
         best = np.nanmin(np.where(np.isnan(exact), np.inf, exact), axis=1, initial=np.inf)
         skippable = bound - cut > best[:, None]
     return exact, skippable
-=======
+
+
 # ------------------------------------------------------------------------------- Safe-KL
 
 def _capped_weight(v, s, rho):
@@ -177,4 +177,3 @@ def scatter_add_loop(v, idx, vals):
     for i, x in zip(idx, vals):
         out[int(i)] += x
     return out
->>>>>>> area-safekl
