@@ -42,14 +42,10 @@ PAGE_TIMEOUT = 60
 KNOWN = {
     "guide/cbo.rst": "block 2: Client() starts worker processes at module level, without "
                      "an `if __name__ == '__main__':` guard (Nanny failed to start)",
-    "guide/gaussian_dam.rst": "block 1 takes about a minute (1000 non-commuting patterns, "
-                              "d = 10, 50 queries); block 2 starts a LocalCluster without a "
-                              "guard and reads undefined query_means / query_covs",
     "guide/lightsb.rst": "block 1: `x1 = ...` (an Ellipsis, not data)",
     "guide/lse.rst": "block 1: a LocalCluster of worker processes without a guard",
     "guide/qubo.rst": "block 1: NameError, f1 is not defined (and a LocalCluster without "
                       "a guard)",
-    "guide/safe_kl.rst": "block 1: a LocalCluster of worker processes without a guard",
 }
 
 
@@ -153,8 +149,7 @@ JARGON_RE = re.compile("|".join(f"(?:{p})" for p in JARGON), re.IGNORECASE)
 #: fails the test until it is removed here (the list only shrinks)
 JARGON_LEFT = {
     "README.md",
-    "docs/guide/cbo.rst", "docs/guide/dag_assumptions.rst", "docs/guide/gaussian_dam.rst",
-    "docs/guide/safe_kl.rst",
+    "docs/guide/cbo.rst", "docs/guide/dag_assumptions.rst",
     "solvers/dag/learn.py", "solvers/lse/_matmul_numba.py",
 }
 
