@@ -12,7 +12,6 @@ import numbers
 import numpy as np
 
 from .._lib.host import to_host
-from .._lib.namespace import is_numpy_namespace
 from .._lib.parallel import check_workers, collect
 from .._lib.validation import check_int
 
@@ -64,10 +63,10 @@ def parse_workers(workers):
 class Evaluator:
     """Evaluates a (K, d) population: vectorized, serially, or through a map-like."""
 
-    def __init__(self, fun, args, vectorized, workers, xp, dtype):
+    def __init__(self, fun, args, vectorized, workers, be, dtype):
         self.obj = Objective(fun, args)
         self.vectorized = vectorized
-        self.xp = xp
+        self.be, self.xp = be, be.xp
         self.dtype = dtype
         self.pool = None
         self.map, n = parse_workers(workers)
@@ -92,7 +91,7 @@ class Evaluator:
             host = np.asarray(out)
             if host.dtype.kind not in "biuf":
                 raise TypeError(_VECTOR_TYPE.format(f"dtype {host.dtype}"))
-            out = host.astype(self.dtype) if is_numpy_namespace(xp) else \
+            out = host.astype(self.dtype) if self.be.on_host else \
                 xp.asarray(host.astype(np.float64).tolist(), dtype=self.dtype)
         if tuple(out.shape) != (K,):
             raise ValueError(f"a vectorized fun must map x of shape (d, S) to shape (S,); "
@@ -104,10 +103,7 @@ class Evaluator:
             return self._vectorized(X)
         rows = [X[i, :] for i in range(X.shape[0])]
         results = collect(self.map, self.obj, rows)  # dask futures: one round trip
-        values = [real_scalar(v) for v in results]
-        if is_numpy_namespace(self.xp):
-            return np.asarray(values, dtype=self.dtype)
-        return self.xp.asarray(values, dtype=self.dtype)
+        return self.be.asarray([real_scalar(v) for v in results], dtype=self.dtype)
 
 
 _VECTOR_TYPE = "a vectorized fun must return real numbers of shape (S,), got {}"

@@ -13,9 +13,7 @@ import math
 
 import numpy as np
 
-from .._lib.backend import resolve_backend
 from .._lib.host import to_host, to_float
-from .._lib.namespace import is_numpy_namespace
 from ._cbo_kernels import KERNELS
 from ._cbo_local import LOCAL_ESS, local_run, swarm_covariance
 from ._polish import polish as scipy_polish
@@ -37,11 +35,9 @@ class Refiner:
 
     def __init__(self, solver):
         self.solver = solver
-        be = solver.be
         # the local run weights host numpy arrays: the solver's backend on numpy, the
         # numpy one otherwise (cupy or another namespace)
-        host_be = be if is_numpy_namespace(be.xp) else resolve_backend("auto", np)
-        self.host_weights = KERNELS.get("gibbs_weights", host_be)
+        self.host_weights = KERNELS.get("gibbs_weights", solver.be.host())
         box = solver.problem.box
         self.lb, self.ub = box if box is not None else (None, None)
         self.shape, self.shape_value = None, math.inf  # the shape of the best start
@@ -49,7 +45,8 @@ class Refiner:
     # ---- host views of the objective and the draws
     def _batch(self, X):
         sv = self.solver
-        F = sv.evaluate(sv.xp.asarray(np.asarray(X).tolist(), dtype=sv.dtype))
+        X = np.asarray(X, dtype=np.float64)
+        F = sv.evaluate(sv.be.asarray(X if sv.be.on_host else X.tolist(), dtype=sv.dtype))
         return np.asarray(to_host(F), dtype=np.float64)
 
     def _point(self, z):

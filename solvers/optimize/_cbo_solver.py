@@ -116,7 +116,7 @@ class CBOSolver:
         be = self.be = problem.be
         xp = self.xp = be.xp
         self.dtype = problem.dtype
-        self.evaluator = Evaluator(fun, cfg.args, cfg.vectorized, cfg.workers, xp,
+        self.evaluator = Evaluator(fun, cfg.args, cfg.vectorized, cfg.workers, be,
                                    problem.dtype)
         self.weights = KERNELS.get("gibbs_consensus", be)
         self.move = KERNELS.get("move", be)
