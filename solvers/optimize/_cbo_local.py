@@ -11,13 +11,17 @@ covariance starts do), moves the mean to their consensus and adapts ``C`` and ``
    w = \mathrm{softmax}(-\alpha f(x)),\qquad
    m \leftarrow \textstyle\sum_i w_i x_i,
 
-   C \leftarrow (1 - c_1 - c_\mu)\,C + c_1\,p_c p_c^\top
-                + c_\mu \textstyle\sum_i w_i\,y_i y_i^\top,\qquad
+   C \leftarrow (1 - c_1 - c_\mu \textstyle\sum_i w_i^{\pm})\,C + c_1\,p_c p_c^\top
+                + c_\mu \textstyle\sum_i w_i^{\pm}\,y_i y_i^\top,\qquad
    s \leftarrow s\,\exp\!\Big(\frac{c_\sigma}{d_\sigma}
                 \big(\tfrac{\lVert p_\sigma\rVert}{E\lVert N(0, I)\rVert} - 1\big)\Big),
 
 with the evolution paths :math:`p_c` and :math:`p_\sigma` and the learning rates of
-Hansen's CMA-ES tutorial (the consensus replaces the recombination of the ``mu`` best).
+Hansen's CMA-ES tutorial (the consensus replaces the recombination of the ``mu`` best);
+the weights :math:`w_i^{\pm}` of the covariance update are the Gibbs weights plus active
+CMA-ES's negative weights on the worse half (by rank, on the drawn directions, scaled by
+``d / |z_i|^2``), which speed up learning an ill-conditioned shape (discus d = 10: 3 800
+evaluations instead of 6 600 from a random start).
 This is the covariance noise with memory: the consensus-based sampling step
 ``x ~ N(c, Sigma_w)`` re-estimates ``Sigma_w`` from scratch from the swarm every step and
 needs ``N > d`` particles, while the run here keeps ``C`` across generations, so a small
@@ -28,8 +32,10 @@ covariance ``A^{-1} C A^{-T}`` (the square roots come from eigendecompositions, 
 the covariance starts it is not the mapped run draw for draw). Finite differences
 (L-BFGS-B) stall near ``1e-6`` on such valleys; this run does not.
 
-Points leaving the box are reflected back (every evaluated point is feasible) and the
-update uses the reflected points.
+Points leaving the box are repaired by the caller's ``reflect`` (CBO's refinement projects
+them onto the box: every evaluated point is feasible, and a minimum on a face is reached)
+and the mean and positive updates use the repaired points. The run ends by CMA-ES's rules
+(see :data:`LOCAL_FTOL`) or when ``budget`` is spent.
 
 References
 ----------

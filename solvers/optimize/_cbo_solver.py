@@ -52,6 +52,9 @@ XTOL_SHARE = (1e-5, 1e-5)
 #: stagnation patience, in units of 10 + 30 d / N steps: (covariance, diagonal noises); a
 #: diagonal start's best can stall for long stretches before it hops to a better basin
 PATIENCE = (3, 10)
+#: the stagnation and ``ftol`` tests run at every this many checks (a delay of a few
+#: steps in a test over tens of steps; the per-step cost stays that of the dynamics)
+CHECK_EVERY = 10
 #: with ``noise="mixed"`` the first start ends after this share of ``maxfev``
 FIRST_SHARE = 0.025
 #: the order of the starts with ``noise="mixed"``; each noise type doubles its own
@@ -99,8 +102,8 @@ class Swarm:
         self.level = self.prev = None  # covariance: step size, previous (c, shape)
         self.alpha_used = alpha
         self.growth = 0
-        self.steps = 0
-        self.history = []  # host copies of BF, one per check
+        self.steps = self.checks = 0
+        self.history = []  # host copies of BF, one per CHECK_EVERY checks
 
     @property
     def size(self):
@@ -123,7 +126,8 @@ class CBOSolver:
         self.reflect = KERNELS.get("reflect", be)
         self.track = KERNELS.get("track_best", be)
         self.sync_every = SYNC_EVERY.get(be.name, 1)
-        self.max_level = 1e3 * problem.scale  # covariance step size: far beyond the box
+        self.scale = problem.scale
+        self.max_level = 1e3 * self.scale  # covariance step size: far beyond the box
         if problem.box is not None:
             self.lb = xp.asarray(problem.box[0].tolist(), dtype=self.dtype)
             self.ub = xp.asarray(problem.box[1].tolist(), dtype=self.dtype)
@@ -225,9 +229,12 @@ class CBOSolver:
 
     def _confirmed(self):
         """True when the starts have found at most two basins and the best of them twice
-        (unless the user asked to spend the whole budget)."""
+        (unless the user asked to spend the whole budget, or the batched runs, whose
+        answers other than the best run's are not refined, all run to ``maxfev``)."""
+        if self.cfg.spend_budget or self.cfg.n_runs > 1:
+            return False
         basins = self._basins()
-        return basins[0][2] >= 2 and len(basins) <= 2 and not self.cfg.spend_budget
+        return basins[0][2] >= 2 and len(basins) <= 2
 
     def best_value(self):
         return to_float(self.xp.min(self.BF))
@@ -252,6 +259,10 @@ class CBOSolver:
             self.BX = X[:, 0, :]
         s = Swarm(X, noise, cfg.alpha, dynamics, ess, alpha_max, xp)
         s.growth = n_same  # IPOP doublings of this noise so far
+        s.xtol = cfg.xtol if cfg.xtol is not None else XTOL_SHARE[not cov] * self.scale
+        base = 10 + math.ceil(30 * pb.d / N)
+        # the stagnation window in history entries (one per CHECK_EVERY checks)
+        s.patience = max(1, (PATIENCE[not cov] * base) // (self.sync_every * CHECK_EVERY))
         return s
 
     def start_points(self, shape, first=False):
@@ -356,34 +367,35 @@ class CBOSolver:
         spread = to_float(xp.max(s.spread))
         if not math.isfinite(spread):
             return "diverged"
-        best = to_float(xp.min(s.BF))
-        if cfg.f_target is not None and min(best, self.best_value()) <= cfg.f_target:
+        if cfg.f_target is not None and \
+                min(to_float(xp.min(s.BF)), self.best_value()) <= cfg.f_target:
             return "target"
-        cov = s.noise == "covariance"
-        xtol = cfg.xtol if cfg.xtol is not None else \
-            XTOL_SHARE[not cov] * self.problem.scale
-        if spread <= xtol:
+        if spread <= s.xtol:
             return "collapsed"
-        if cfg.ftol > 0:
-            fin = xp.where(xp.isfinite(s.F), s.F, xp.asarray(xp.inf, dtype=s.F.dtype))
-            fmin, fmax = xp.min(fin, axis=1), xp.max(fin, axis=1)
-            finite = xp.isfinite(fmax)  # a run holding non-finite values is not flat
-            zero = xp.zeros_like(fmax)
-            hi, lo = xp.where(finite, fmax, zero), xp.where(finite, fmin, zero)
-            if bool(xp.all(finite & (hi - lo <= cfg.ftol * (1.0 + xp.abs(lo))))):
+        s.checks += 1
+        if s.checks % CHECK_EVERY == 0:  # the slower tests, on every CHECK_EVERY-th check
+            s.history.append(np.asarray(to_host(s.BF), dtype=np.float64))
+            h, back = s.history, s.patience
+            if len(h) > back:  # no run improved over the last ``patience`` checks
+                gain = h[-back - 1] - h[-1]
+                if not bool(np.any(gain > 1e-12 * (1.0 + np.abs(h[-1])))):
+                    return "stalled"
+            if cfg.ftol > 0 and self._flat(s):
                 return "flat"
-        s.history.append(np.asarray(to_host(s.BF), dtype=np.float64))
-        base = 10 + math.ceil(30 * self.problem.d / s.X.shape[1])
-        patience = max(1, (PATIENCE[not cov] * base) // self.sync_every)
-        h = s.history
-        if len(h) > patience:  # no run improved over the last ``patience`` checks
-            gain = h[-patience - 1] - h[-1]
-            if not bool(np.any(gain > 1e-12 * (1.0 + np.abs(h[-1])))):
-                return "stalled"
         if cfg.restarts and not self.answers and cfg.noise == "mixed" and \
                 cfg.maxfev is not None and s.steps * s.size >= FIRST_SHARE * cfg.maxfev:
             return "capped"
         return None
+
+    def _flat(self, s):
+        """Whether every run's particles' values agree within ``ftol * (1 + |f_min|)``."""
+        xp = self.xp
+        fin = xp.where(xp.isfinite(s.F), s.F, xp.asarray(xp.inf, dtype=s.F.dtype))
+        fmin, fmax = xp.min(fin, axis=1), xp.max(fin, axis=1)
+        finite = xp.isfinite(fmax)  # a run holding non-finite values is not flat
+        zero = xp.zeros_like(fmax)
+        hi, lo = xp.where(finite, fmax, zero), xp.where(finite, fmin, zero)
+        return bool(xp.all(finite & (hi - lo <= self.cfg.ftol * (1.0 + xp.abs(lo)))))
 
     def _call_back(self, s):
         xp, be = self.xp, self.be

@@ -216,7 +216,8 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
         Each particle keeps its personal best; the consensus is taken over those.
     n_runs : int, optional
         Independent runs batched in one ``(M, N, d)`` array (one objective call per step
-        with ``vectorized=True``); a restart happens when every run's start has ended.
+        with ``vectorized=True``); a restart happens when every run's start has ended, and
+        the batched runs go on until ``maxfev`` (only the best run's answer is refined).
     independent_runs : bool, optional
         Run the ``n_runs`` runs one by one instead, each a full run (restarts and
         refinement, its share of ``maxfev``) with a generator spawned from ``rng``, mapped
