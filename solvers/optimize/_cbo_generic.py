@@ -20,9 +20,13 @@ The twin of the ``reflect`` kernel is :func:`._cbo_bounds.reflect`.
 import math
 
 from ..lse import softmax, logsumexp
-from ._cbo_kernels import LOG_ALPHA_LO, N_BISECT
 
 __all__ = ["gibbs_weights", "gibbs_consensus", "move", "track_best", "consensus"]
+
+#: the ESS bisection on log(alpha): its lower end (alpha = 1e-300, so that any scale of
+#: ``f`` is resolved) and its number of steps, shared with the Numba kernel
+LOG_ALPHA_LO = math.log(1e-300)
+N_BISECT = 60
 
 
 def _energy_gaps(E, mask, xp):

@@ -7,16 +7,9 @@ without its own entry runs and the reference the fast ones are tested against.
 ``SYNC_EVERY`` says how often the host reads device scalars for the stopping tests (a GPU
 run syncs every 10 steps).
 """
-import math
-
 from .._lib.kernels import KernelTable
 
 __all__ = ["KERNELS", "SYNC_EVERY"]
-
-#: the ESS bisection on log(alpha): its lower end (alpha = 1e-300, so that any scale of
-#: ``f`` is resolved) and its number of steps, shared by the generic code and Numba
-LOG_ALPHA_LO = math.log(1e-300)
-N_BISECT = 60
 
 KERNELS = KernelTable(
     __package__,

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from .._lib.numba_config import jit
-from ._cbo_kernels import LOG_ALPHA_LO, N_BISECT
+from ._cbo_generic import LOG_ALPHA_LO, N_BISECT
 
 
 @jit
