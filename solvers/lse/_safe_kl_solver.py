@@ -137,6 +137,13 @@ def terms_generic(values, s, rho):
     return w, h
 
 
+def scatter_add_host(v, idx, vals):
+    """``v[idx] += vals`` in place on numpy arrays (numpy's ``add.at``: repeated indices
+    accumulated, nothing to compile); returns ``v``. The host entry of ``scatter_add``."""
+    np.add.at(v, idx, vals)
+    return v
+
+
 def _row_means(x, mu, xp):
     if mu is None:
         return xp.mean(x, axis=1)
@@ -206,7 +213,8 @@ def surrogate_rows(A, mu, rho, be, tol=None, maxiter=100):
     xp = be.xp
     if tol is None:
         tol = math.sqrt(float(xp.finfo(A.dtype).eps))
-    solve = KERNELS.get("solve_rows", be, generic=functools.partial(solve_rows_generic, be=be))
+    solve = KERNELS.get("solve_rows", be, generic=functools.partial(solve_rows_generic, be=be),
+                        size=A.shape[0] * A.shape[1])
     s, value = solve(A, mu, rho, tol, maxiter)
     return xp.astype(s, A.dtype, copy=False), xp.astype(value, A.dtype, copy=False)
 
@@ -249,6 +257,10 @@ class Plan:
     ----------
     be : Backend
         The resolved backend.
+    step_be : Backend
+        The backend of the minibatch steps: ``be``, or the generic code when ``"auto"``
+        chose Numba for a run too short to pay for compiling the step kernel (the
+        ``step_terms`` threshold, over ``maxiter * batch_size`` terms).
     epoch_terms : int
         Terms per epoch (``n``; for a sampler ``epoch_size`` or ``batch_size``).
     avg_start : int or None
@@ -260,6 +272,7 @@ class Plan:
     """
 
     be: object
+    step_be: object
     epoch_terms: int
     avg_start: object
     record_every: int
@@ -330,8 +343,8 @@ def _update(st, k, cfg, plan, values, jac, rho_k, lr_k):
     """The estimator and optimizer part of :func:`step`."""
     xp = plan.be.xp
     if st.s is None and cfg.estimator == "safe-kl":
-        st.s = init_shift(values, rho_k, plan.be, st.x.dtype)
-    gx, gs, fun_k = estimator_step(values, jac, st.s, rho_k, cfg.estimator, plan.be)
+        st.s = init_shift(values, rho_k, plan.step_be, st.x.dtype)
+    gx, gs, fun_k = estimator_step(values, jac, st.s, rho_k, cfg.estimator, plan.step_be)
     params, grads = ([st.x, st.s], [gx, gs]) if gs is not None else ([st.x], [gx])
     if cfg.optimizer == "adam":
         if st.adam is None:
