@@ -38,7 +38,7 @@ import numba
 import numpy as np
 
 __all__ = ["FASTMATH", "jit", "jit_parallel", "prange", "kernel_array", "kernel_float",
-           "threads_for"]
+           "single_thread", "threads_for"]
 
 FASTMATH = frozenset({"nsz", "arcp", "contract", "afn", "reassoc"})
 
@@ -75,16 +75,18 @@ def kernel_array(x, dtype=np.float64):
 
 
 @contextlib.contextmanager
-def threads_for(work, parallel_work):
-    """Run the enclosed parallel kernel on every Numba thread when ``work`` is at least
-    ``parallel_work``, on the calling thread alone otherwise (the setting is per thread
-    and restored on exit)."""
-    if work >= parallel_work:
-        yield
-        return
+def single_thread():
+    """Run the enclosed parallel kernels on the calling thread alone (Numba's thread count
+    is a per-thread setting; restored on exit)."""
     before = numba.get_num_threads()
     numba.set_num_threads(1)
     try:
         yield
     finally:
         numba.set_num_threads(before)
+
+
+def threads_for(work, parallel_work):
+    """A context for one parallel kernel call: every Numba thread when ``work`` is at least
+    ``parallel_work``, the calling thread alone otherwise (:func:`single_thread`)."""
+    return contextlib.nullcontext() if work >= parallel_work else single_thread()

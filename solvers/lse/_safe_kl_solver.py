@@ -426,6 +426,9 @@ def diagnostics(cfg, be, x, source, rho):
     parts = [_evaluate(cfg.phi, x, batch, xp)[0] for batch in chunks]
     v = xp.concat(parts) if len(parts) > 1 else parts[0]
     N = v.shape[0]
+    # one backend for the pass, by its size (the shift solve's threshold): a small pass
+    # under "auto" compiles nothing, its log-sum-exps included
+    be = KERNELS.backend_for("solve_rows", be, size=N)
     backend = backend_arg(be)
     logN = math.log(N)
     F = to_float(logsumexp(v, backend=backend)) - logN

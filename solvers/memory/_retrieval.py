@@ -3,6 +3,8 @@ the geometries (distances to every pattern and one Gibbs-weighted step for a blo
 queries), the batched retrieval loop, the result builder and the options of ``retrieve``.
 See the package docstring (:mod:`solvers.memory`) for the math.
 """
+import copy
+
 import numpy as np
 
 from .._lib.backend import backend_arg
@@ -88,6 +90,16 @@ class _FullGeometry:
         if screen is not None:
             lam = xp.linalg.eigvalsh(_bw.sym(S, xp))
             self.rS = xp.sqrt(xp.maximum(lam, xp.zeros_like(lam)))
+
+    def on(self, be):
+        """This geometry with its kernels on ``be`` (the backend one computation picked
+        with :func:`solvers.transport.bures_kernels.kernel_backend`: the generic code for
+        a small one under ``"auto"``); the stored arrays are shared."""
+        if be is self.be:
+            return self
+        other = copy.copy(self)
+        other.be = be
+        return other
 
     def scores_aux(self, state, beta=None):
         """``-W2^2`` per (query, pattern) and the query roots ``(R, R^{-1})``."""
