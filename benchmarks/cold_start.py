@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -198,13 +199,23 @@ def _demo_code():
     return "from solvers.__main__ import main\nmain(['demo'])\n"
 
 
-def measure(name, repeat):
-    """Median cold and warm figures of one area (or the demo) over ``repeat`` caches."""
+def _warmup(cache_dir):
+    """Fill ``cache_dir`` with ``python -m solvers warmup`` (all solvers)."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir, "PYTHONPATH": os.getcwd()}
+    subprocess.run([sys.executable, "-m", "solvers", "warmup", "--no-progress"], env=env,
+                   check=True, capture_output=True)
+
+
+def measure(name, repeat, warmed=None):
+    """Median cold and warm figures of one area (or the demo) over ``repeat`` caches
+    (``warmed``: a cache directory each one starts as a copy of)."""
     call = {**CALLS, **EXTRA_CALLS}[name] if name != "demo" else _demo_code()
     code = _LISTEN + _PRELUDE + call + _COUNT
     cold, warm, cold_cpu, warm_cpu, first, compile_s, warm_compiles = ([] for _ in range(7))
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as cache:
+            if warmed is not None:
+                shutil.copytree(warmed, cache, dirs_exist_ok=True)
             (seconds, cpu), first_row, counts, compiles = _run(code, cache)
             cold.append(seconds)
             cold_cpu.append(cpu)
@@ -238,11 +249,15 @@ def main(argv=None):
                         "demo; the sum counts the areas of the default table only)")
     parser.add_argument("--compile-detail", action="store_true",
                         help="also print the compile seconds of every compiled function")
+    parser.add_argument("--after-warmup", action="store_true",
+                        help="fill each fresh cache with 'python -m solvers warmup' before "
+                        "the cold run (which should then compile nothing)")
     args = parser.parse_args(argv)
     threads = {k: os.environ.get(k, "unset") for k in
                ("NUMBA_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
     print(f"# cold / warm first call, one fresh process each, median of {args.repeat}; "
-          f"{threads}; load average {os.getloadavg()[0]:.2f}")
+          f"{threads}; load average {os.getloadavg()[0]:.2f}"
+          + ("; cold = after 'python -m solvers warmup'" if args.after_warmup else ""))
     print("# s: wall seconds of the process; cpu: its CPU seconds (steadier on a loaded "
           "machine); compile: CPU seconds inside Numba compilations (cold run); warm comp: "
           "compilations in the warm run (0: the cache served everything); 1st row: seconds "
@@ -250,8 +265,12 @@ def main(argv=None):
     print(f"{'area':10s} {'cold s':>7s} {'warm s':>7s} {'cold cpu':>8s} {'warm cpu':>8s} "
           f"{'kernels':>7s} {'sigs':>5s} {'compile':>7s} {'warm comp':>9s} {'1st row':>7s}")
     totals = dict.fromkeys(("cold", "warm", "cold_cpu", "warm_cpu", "compile_s"), 0.0)
+    warmed = None
+    if args.after_warmup:
+        warmed = tempfile.mkdtemp(prefix="solvers-warmed-")
+        _warmup(warmed)
     for name in args.areas:
-        m = measure(name, args.repeat)
+        m = measure(name, args.repeat, warmed)
         kernels, sigs = m["counts"] if m["counts"] else ("-", "-")
         if name in CALLS:
             totals = {k: v + m[k] for k, v in totals.items()}
@@ -266,6 +285,8 @@ def main(argv=None):
           f"{t['warm_cpu']:8.2f} {'':7s} {'':5s} {t['compile_s']:7.2f}   "
           "(areas, demo excluded)")
     print(f"# load average after: {os.getloadavg()[0]:.2f}")
+    if warmed is not None:
+        shutil.rmtree(warmed, ignore_errors=True)
 
 
 if __name__ == "__main__":

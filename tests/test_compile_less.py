@@ -122,11 +122,17 @@ mem.energy(means[:2], covs[:2]); mem.weights(means[:2], covs[:2])
 t.bures_wasserstein_barycenter(means, covs)
 t.bures_wasserstein_cdist(means[:5], covs[:5], means, covs)
 t.weighted_monge_map(covs[:2], covs, np.full((2, 20), 0.05))
+vec = s.VectorMemory(r.normal(size=(100, 8)), beta=2.0)
+vec.retrieve(r.normal(size=(10, 8))); vec.energy(np.zeros(8)); vec.weights(np.zeros(8))
+from solvers.lse import dro_dataset, kl_dro
+X, y = dro_dataset(500, 3, "logistic", rng=0)
+kl_dro(X, y, lam=0.3, loss="logistic", method="lbfgs")
+kl_dro(X, y, lam=0.3, loss="logistic", epochs=1, batch_size=32, rng=0)
 print(json.dumps(sorted(m for m in sys.modules if m == "numba" or m.endswith("_numba"))))
 """
 
 
-def test_small_first_calls_of_safe_kl_bures_and_memory_import_no_numba():
+def test_small_first_calls_of_safe_kl_kl_dro_bures_and_memory_import_no_numba():
     out = subprocess.run([sys.executable, "-c", _SMALL_CALLS], capture_output=True,
                          text=True, check=True)
     assert json.loads(out.stdout.splitlines()[-1]) == []
@@ -176,6 +182,29 @@ def test_bures_and_memory_small_inputs_agree_across_paths():
     np.testing.assert_allclose(res[0].fun, res[1].fun, rtol=1e-9, atol=1e-12)
     bary = [bures_wasserstein_barycenter(m, S, backend=b) for b in ("auto", "numba")]
     np.testing.assert_allclose(bary[0][1], bary[1][1], rtol=1e-10, atol=1e-12)
+
+
+def test_vector_memory_and_kl_dro_small_inputs_agree_across_paths(monkeypatch):
+    from solvers.lse import _kl_dro, dro_dataset, kl_dro
+    from solvers.memory import VectorMemory
+
+    rng = np.random.default_rng(6)
+    P = rng.normal(size=(40, 5))
+    res = [VectorMemory(P, beta=3.0, backend=b).retrieve(P[:6] + 0.1) for b in ("auto", "numba")]
+    np.testing.assert_array_equal(res[0].index, res[1].index)
+    np.testing.assert_allclose(res[0].x, res[1].x, rtol=1e-10, atol=1e-12)
+    X, y = dro_dataset(300, 3, "logistic", rng=0)
+    asked = []
+    lse = _kl_dro.logsumexp
+    monkeypatch.setattr(_kl_dro, "logsumexp", lambda *a, backend, **k: (
+        asked.append(backend), lse(*a, backend=backend, **k))[1])
+    fits = []
+    for backend in ("auto", "numba"):
+        asked.clear()
+        fits.append(kl_dro(X, y, lam=0.3, loss="logistic", method="lbfgs", backend=backend))
+        # small under "auto": the generic code; an explicit request: the Numba kernels
+        assert set(asked) == {"numpy" if backend == "auto" else "numba"}
+    np.testing.assert_allclose(fits[0].x, fits[1].x, rtol=1e-7, atol=1e-9)
 
 
 # --- one specialization per dtype, one kernel per operation ----------------------------------

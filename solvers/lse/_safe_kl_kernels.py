@@ -22,16 +22,21 @@ Small inputs under ``backend="auto"`` run the generic twins (nothing to compile;
 (``R * n``; the generic Newton takes a few milliseconds there), ``step_terms`` for runs of
 fewer than :data:`STEP_GENERIC_BELOW` terms in all (``maxiter * batch_size``; the
 generic step costs about 20 microseconds more than the kernel, the kernel's compilation
-about a third of a second).
+about a third of a second). A one-shot pass over the data (the diagnostic pass of
+:func:`solvers.minimize_logsumexp`, each objective of ``kl_dro(method="lbfgs")``) of fewer
+than :data:`PASS_GENERIC_BELOW` terms runs on the generic code as a whole, its
+log-sum-exps included (``Backend.for_size``).
 """
 from .._lib.kernels import KernelTable
 
-__all__ = ["KERNELS", "SOLVE_GENERIC_BELOW", "STEP_GENERIC_BELOW"]
+__all__ = ["KERNELS", "SOLVE_GENERIC_BELOW", "STEP_GENERIC_BELOW", "PASS_GENERIC_BELOW"]
 
 #: elements of ``A`` (R, n) under which ``"auto"`` solves the rows with the generic code
 SOLVE_GENERIC_BELOW = 1 << 15
 #: terms of a whole run (steps x batch) under which ``"auto"`` steps with the generic code
 STEP_GENERIC_BELOW = 1 << 16
+#: terms of a one-shot pass under which ``"auto"`` runs it on the generic code
+PASS_GENERIC_BELOW = 1 << 15
 
 KERNELS = KernelTable(
     __package__,

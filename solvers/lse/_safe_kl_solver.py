@@ -45,7 +45,7 @@ from .._lib.optim import Adam
 from .._lib.params import (BACKEND, CALLBACK, FLAG, PROBABILITY, SEED, Constraint, Param,
                            Real)
 from .._lib.results import Status, call_callback, make_result
-from ._safe_kl_kernels import KERNELS
+from ._safe_kl_kernels import KERNELS, PASS_GENERIC_BELOW
 from .logsumexp import logsumexp, logsumexp_merge, logsumexp_partial, softmax
 
 #: steps between the loop's host synchronisations (the non-finite check)
@@ -426,9 +426,7 @@ def diagnostics(cfg, be, x, source, rho):
     parts = [_evaluate(cfg.phi, x, batch, xp)[0] for batch in chunks]
     v = xp.concat(parts) if len(parts) > 1 else parts[0]
     N = v.shape[0]
-    # one backend for the pass, by its size (the shift solve's threshold): a small pass
-    # under "auto" compiles nothing, its log-sum-exps included
-    be = KERNELS.backend_for("solve_rows", be, size=N)
+    be = be.for_size(N, PASS_GENERIC_BELOW)  # a small pass under "auto" compiles nothing
     backend = backend_arg(be)
     logN = math.log(N)
     F = to_float(logsumexp(v, backend=backend)) - logN

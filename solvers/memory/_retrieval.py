@@ -30,6 +30,18 @@ def retrieve_options(tol, *queries):
 
 #: floats per (queries x patterns) block when evaluating Gibbs weights
 _BLOCK = 2 ** 22
+#: log-sum-exp terms of a whole vector-path computation (calls x queries x patterns) under
+#: which ``"auto"`` runs it on the generic code, nothing to compile: about 10 ms of generic
+#: log-sum-exps against about a second of compiling the Numba ones (the full path's
+#: threshold is the Bures kernels', :func:`solvers.transport.bures_kernels.kernel_backend`)
+VECTOR_GENERIC_BELOW = 1 << 20
+
+
+def vector_backend(be, n_queries, n_patterns, calls=1):
+    """The backend of one vector-path computation (``calls`` evaluations of ``n_queries``
+    queries against ``n_patterns`` patterns): ``be``, or the generic code for a small one
+    under ``"auto"``. Picked once and handed on to every log-sum-exp of the computation."""
+    return be.for_size(calls * n_queries * n_patterns, VECTOR_GENERIC_BELOW)
 #: relative size of off-diagonal entries below which matrices count as diagonal/commuting
 _COMMUTE_RTOL = 1e-10
 

@@ -11,7 +11,7 @@ from ..transport import bures_kernels as _bw
 from ._dask import retrieve_dask
 from ._retrieval import (_BLOCK, _COMMUTE_RTOL, _FullGeometry, _VectorGeometry, _iterate,
                          _no_live_output, _offdiag_scale, _result, from_frame,
-                         retrieve_options)
+                         retrieve_options, vector_backend)
 
 __all__ = ["GaussianMemory"]
 
@@ -242,7 +242,8 @@ class GaussianMemory:
         if self.path != "full" and self._query_fits_fast_path(qS):
             lam = self._eigs_in_basis(qS)
             z = xp.concat([qm, xp.sqrt(xp.maximum(lam, xp.zeros_like(lam)))], axis=1)
-            return self._vec, (z,), self._from_vector, self._be
+            be = vector_backend(self._be, qm.shape[0], self.n_patterns, calls)
+            return self._vec, (z,), self._from_vector, be
         if self.path != "full" and self._forced_fast:
             raise ValueError(f"path={self.path!r}: the query covariances are not diagonal "
                              "in the patterns' eigenbasis; use path='auto' or 'full'")
