@@ -67,7 +67,10 @@ def main(argv=None):
     demo = sub.add_parser("demo", help="run every solver on a small built-in problem",
                           description="Run every solver on a small built-in problem and "
                           "print one row per result as soon as it is ready. Each row "
-                          "times the solver call only (kernels are warmed first).")
+                          "times the solver call only. Quick problems run on the generic "
+                          "code where a solver has it for small inputs (nothing to "
+                          "compile, so those rows come first); rows that run Numba "
+                          "kernels compile or load them before the clock starts.")
     demo.add_argument("--full", action="store_true",
                       help="larger problems (slower) instead of the quick ones")
     demo.add_argument("--only", default=None, metavar="NAMES", help=_demo_help())
