@@ -310,8 +310,8 @@ def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=
         Start (zeros by default).
     rho, batch_size, epochs, lr, average, rng, callback, progress, backend
         Passed to :func:`solvers.minimize_logsumexp` (checked, but unused, with
-        ``"lbfgs"``, except ``backend="numba"`` or ``"numpy"``, which choose the kernels
-        of the objective's log-sum-exp).
+        ``"lbfgs"``: its objective's log-sum-exp runs the Numba kernels, or the generic
+        code on fewer than 32768 rows).
     maxiter : int, optional
         Steps (overrides ``epochs``); L-BFGS iterations for ``"lbfgs"`` (default 2000).
     options : dict, optional
@@ -492,8 +492,7 @@ def _kl_dro_lbfgs(X, y, be, theta0, cfg, options):
     Xn, yn = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
     opts = {"maxiter": 2000, "gtol": 1e-10, "ftol": 1e-15}
     opts.update(options)
-    backend = cfg.backend if cfg.backend in ("numba", "numpy") else (
-        backend_arg(be.for_size(n, PASS_GENERIC_BELOW)))  # small under auto: no compiling
+    backend = backend_arg(be.for_size(n, PASS_GENERIC_BELOW))  # small: nothing to compile
     res = scipy_minimize(lambda t: _objective(t, Xn, yn, cfg.lam, cfg.loss, cfg.l2, be.xp,
                                               backend),
                          np.asarray(theta0, dtype=np.float64), jac=True,
