@@ -36,7 +36,7 @@ def _spd(rng, n, d, dtype):
 
 
 def _core(dtype):
-    from solvers import log_softmax, logsumexp, logsumexp_matmul, softmax
+    from ..lse import log_softmax, logsumexp, logsumexp_matmul, softmax
 
     rng = _rng()
     for shape in ((200, 100), (400, 400)):  # both sides of the parallel threshold
@@ -53,7 +53,7 @@ def _core(dtype):
 
 
 def _safe_kl(dtype):
-    from solvers import minimize_logsumexp, safe_logsumexp
+    from ..lse import minimize_logsumexp, safe_logsumexp
 
     rng = _rng()
     a = rng.normal(size=(50, 200)).astype(dtype)
@@ -67,7 +67,7 @@ def _safe_kl(dtype):
 
 
 def _cbo(dtype):
-    from solvers import minimize_cbo
+    from ..optimize.cbo import minimize_cbo
 
     minimize_cbo(lambda x: float(np.sum((x - 0.5) ** 2)), bounds=[(-3.0, 3.0)] * 3,
                  maxfev=400, rng=0, backend="numba")
@@ -77,7 +77,7 @@ def _cbo(dtype):
 
 
 def _lightsb(dtype):
-    from solvers import schrodinger_bridge
+    from ..transport import schrodinger_bridge
 
     rng = _rng()
     # 4 components on 300 samples: minibatch-sized work; 50 on 2500: the parallel kernels
@@ -91,8 +91,8 @@ def _lightsb(dtype):
 
 
 def _bures(dtype):
-    from solvers.transport import (bures_wasserstein_barycenter, bures_wasserstein_cdist,
-                                   weighted_monge_map)
+    from ..transport import (bures_wasserstein_barycenter, bures_wasserstein_cdist,
+                             weighted_monge_map)
 
     rng = _rng()
     m, S = rng.normal(size=(30, 3)).astype(dtype), _spd(rng, 30, 3, dtype)
@@ -102,8 +102,7 @@ def _bures(dtype):
 
 
 def _dam(dtype):
-    from solvers import GaussianMemory
-    from solvers.memory import VectorMemory
+    from ..memory import GaussianMemory, VectorMemory
 
     rng = _rng()
     m, S = (rng.normal(size=(30, 3)) * 3).astype(dtype), _spd(rng, 30, 3, dtype)
@@ -113,14 +112,14 @@ def _dam(dtype):
 
 
 def _cosmo(dtype):
-    from solvers.dag import learn_dag, simulate_data
+    from ..dag import learn_dag, simulate_data
 
     data = simulate_data(5, 200, k=2, rng=0)
     learn_dag(data.X.astype(dtype), method="cosmo", maxiter=20, rng=0, backend="numba")
 
 
 def _dpdag(dtype):
-    from solvers.dag import learn_dag, sample_dags, simulate_data
+    from ..dag import learn_dag, sample_dags, simulate_data
 
     rng = _rng()
     for d, n in ((6, 8), (30, 5000)):  # both sides of the parallel threshold
@@ -130,7 +129,7 @@ def _dpdag(dtype):
 
 
 def _qubo(dtype):
-    from solvers import minimize_qubo
+    from ..qubo import minimize_qubo
 
     rng = _rng()
     Q = rng.normal(size=(20, 20))

@@ -44,6 +44,6 @@ KERNELS = KernelTable(
     step_terms={"numba": "._safe_kl_numba:step_terms", "cupy": "._safe_kl_cupy:step_terms",
                 "generic_below": STEP_GENERIC_BELOW},
     terms={"cupy": "._safe_kl_cupy:terms"},
-    scatter_add={"numba": "._safe_kl_solver:scatter_add_host",
+    scatter_add={"numba": "._safe_kl_host:scatter_add",
                  "cupy": "._safe_kl_cupy:scatter_add"},
 )

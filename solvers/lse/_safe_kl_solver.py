@@ -137,13 +137,6 @@ def terms_generic(values, s, rho):
     return w, h
 
 
-def scatter_add_host(v, idx, vals):
-    """``v[idx] += vals`` in place on numpy arrays (numpy's ``add.at``: repeated indices
-    accumulated, nothing to compile); returns ``v``. The host entry of ``scatter_add``."""
-    np.add.at(v, idx, vals)
-    return v
-
-
 def _row_means(x, mu, xp):
     if mu is None:
         return xp.mean(x, axis=1)
