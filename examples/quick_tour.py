@@ -1,4 +1,5 @@
 """A quick tour: one call of every method in the library, on small built-in problems.
+==================================================================================
 
 Each block is what a new user types first; the docs' getting-started page shows this file.
 Run: ``python examples/quick_tour.py`` from any directory (about a minute with a cold Numba

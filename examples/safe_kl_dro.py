@@ -1,4 +1,5 @@
 """KL-DRO logistic regression with stochastic LogSumExp: Safe-KL vs naive minibatch vs full batch.
+===============================================================================================
 
     python examples/safe_kl_dro.py [--quick] [--n 20000] [--epochs 10]
 
