@@ -20,6 +20,9 @@ So:
   everything else, integer and boolean inputs included, becomes float64), so an int64 or
   a read-only or strided input never compiles a second version. Scalars go in as Python
   ``float``/``int``/``bool`` (``float(x)``), never as numpy scalars of varying types.
+  Inside kernels the same holds for helper functions: a helper called with a ``prange``
+  index (unsigned, uint64) and with a ``range`` index (int64), or once with a literal
+  ``False`` and once with a bool variable, is compiled twice.
 - **One kernel per operation.** Numba's cache index ignores ``parallel=True``, so serial
   and parallel versions must be two functions, and a call that uses both compiles both
   (parallel compilation being the slowest). Prefer one ``jit_parallel`` kernel whose
