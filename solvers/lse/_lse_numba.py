@@ -26,6 +26,7 @@ are walked in chunks of rows, so memory is read sequentially. Accumulation is fl
 every input dtype. A lane whose stable result is not finite (inf or NaN input, all ``-inf``)
 is recomputed by the naive formula, which gives SciPy's special values.
 """
+import functools
 import math
 
 import numba
@@ -35,6 +36,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from .._lib.numba_config import jit, jit_parallel, prange
+from ._cpu import cache_sizes, floor_pow2
 
 
 @intrinsic
@@ -196,28 +198,6 @@ def _row_stats(x, w, chunk):
 
 
 @jit
-def _stats_row_k(a, b, mx, m, s, chunk, k):
-    if b is None:
-        mx[k], m[k], s[k] = _row_stats(a[k], None, chunk)
-    else:
-        mx[k], m[k], s[k] = _row_stats(a[k], b[k], chunk)
-
-
-@jit_parallel
-def _stats_rows(a, b, mx, m, s, chunk):
-    """Lane statistics of every row of a C-contiguous (lanes, n) array, in parallel."""
-    for k in prange(a.shape[0]):
-        _stats_row_k(a, b, mx, m, s, chunk, k)
-
-
-@jit
-def _stats_rows_serial(a, b, mx, m, s, chunk):
-    """Serial twin of :func:`_stats_rows` for small inputs (no thread start-up)."""
-    for k in range(a.shape[0]):
-        _stats_row_k(a, b, mx, m, s, chunk, k)
-
-
-@jit
 def _cols_max(row, wrow, bm):
     """bm = max(bm, row) elementwise (weight-0 entries skipped). Indices start at 0: an
     offset index defeats LLVM's proof that it is non-negative, and with it vectorisation."""
@@ -276,42 +256,13 @@ def _col_block(a, b, p, q0, mx, m, s, rows):
             else:
                 _cols_sums(a[p, i, q0:q1], b[p, i, q0:q1], mx, sh, m, s)
 
-
-@jit
-def _stats_cols_task(a, b, mx, m, s, block, rows, task):
-    """One task of the column kernel: columns [q0, q0 + block) of slab p."""
-    post = a.shape[2]
-    nblocks = (post + block - 1) // block
-    p = task // nblocks
-    q0 = (task - p * nblocks) * block
-    q1 = min(q0 + block, post)
-    bmx = np.full(q1 - q0, -math.inf)
-    bm = np.zeros(q1 - q0)
-    bs = np.zeros(q1 - q0)
-    _col_block(a, b, p, q0, bmx, bm, bs, rows)
-    mx[p, q0:q1] = bmx
-    m[p, q0:q1] = bm
-    s[p, q0:q1] = bs
-
-
-@jit_parallel
-def _stats_cols(a, b, mx, m, s, block, rows):
-    """Lane statistics of a (pre, n, post) array, reducing the middle axis, in parallel
-    over (slab, column block) tasks."""
-    ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
-    for task in prange(ntasks):
-        _stats_cols_task(a, b, mx, m, s, block, rows, task)
-
-
-@jit
-def _stats_cols_serial(a, b, mx, m, s, block, rows):
-    """Serial twin of :func:`_stats_cols` for small inputs."""
-    ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
-    for task in range(ntasks):
-        _stats_cols_task(a, b, mx, m, s, block, rows, task)
-
-
 # --- finishing a lane ----------------------------------------------------------------------
+
+#: what a lane pass does once a lane's statistics are known (a runtime argument, so one
+#: compiled kernel serves every mode): keep them (dask partials), finish the log-sum-exp
+#: into (out, sign), or leave the (shift, denominator) of softmax / log_softmax in (mx, s)
+STATS, LSE, SOFTMAX, LOG_SOFTMAX = 0, 1, 2, 3
+
 
 @jit
 def _finish_lane(mx, m, s, return_sign):
@@ -350,39 +301,104 @@ def _naive_lane(a, b, p, q, return_sign):
 
 
 @jit
-def _finish(a, b, mx, m, s, return_sign, out, sgn):
-    pre, n, post = a.shape
-    for p in range(pre):
-        for q in range(post):
+def _softmax_lane(a, mx, m, s, p, q, log):
+    """Lane (p, q)'s (shift, denominator) by SciPy's rules: softmax divides exp(a - mx) by
+    m + s (NaN for a non-finite max); log_softmax subtracts log(m) + log1p(s / m), or
+    shifts by 0 and subtracts log(sum exp(a)) when the max is not finite."""
+    if not log:
+        s[p, q] = m[p, q] + s[p, q] if math.isfinite(mx[p, q]) else math.nan
+    elif math.isfinite(mx[p, q]) and m[p, q] > 0.0:
+        s[p, q] = math.log(m[p, q]) + math.log1p(s[p, q] / m[p, q])
+    else:
+        t = 0.0
+        for i in range(a.shape[1]):
+            t += math.exp(np.float64(a[p, i, q]))
+        mx[p, q] = 0.0
+        s[p, q] = math.log(t)
+
+
+@jit
+def _finish_lanes(a, b, mx, m, s, p, q0, q1, mode, return_sign, out, sgn):
+    """Finish lanes (p, q0:q1) as ``mode`` says, right after their statistics (so the
+    finishing runs in the same parallel task, while the statistics are in cache)."""
+    if mode == STATS:
+        return
+    for q in range(q0, q1):
+        if mode == LSE:
             o, g = _finish_lane(mx[p, q], m[p, q], s[p, q], return_sign)
             if not math.isfinite(o):
                 o, g = _naive_lane(a, b, p, q, return_sign)
             out[p, q] = o
             sgn[p, q] = g
+        else:
+            _softmax_lane(a, mx, m, s, p, q, mode == LOG_SOFTMAX)
+
+
+# --- lane passes: statistics, then finishing, per task -------------------------------------
+
+@jit
+def _row_task(a, b, mx, m, s, chunk, k, mode, return_sign, out, sgn):
+    """Lane k of a (lanes, n, 1) C-contiguous array: one contiguous row."""
+    n = a.shape[1]
+    if b is None:
+        mx[k, 0], m[k, 0], s[k, 0] = _row_stats(a[k].reshape(n), None, chunk)
+    else:
+        mx[k, 0], m[k, 0], s[k, 0] = _row_stats(a[k].reshape(n), b[k].reshape(n), chunk)
+    _finish_lanes(a, b, mx, m, s, k, 0, 1, mode, return_sign, out, sgn)
+
+
+@jit_parallel
+def _rows_pass(a, b, mx, m, s, chunk, mode, return_sign, out, sgn):
+    """Every lane of a (lanes, n, 1) array, in parallel over lanes."""
+    for k in prange(a.shape[0]):
+        _row_task(a, b, mx, m, s, chunk, k, mode, return_sign, out, sgn)
+
+
+@jit
+def _rows_pass_serial(a, b, mx, m, s, chunk, mode, return_sign, out, sgn):
+    """Serial twin of :func:`_rows_pass` for small inputs (no thread start-up)."""
+    for k in range(a.shape[0]):
+        _row_task(a, b, mx, m, s, chunk, k, mode, return_sign, out, sgn)
+
+
+@jit
+def _cols_task(a, b, mx, m, s, block, rows, task, mode, return_sign, out, sgn):
+    """Columns [q0, q0 + block) of slab p of a (pre, n, post) array; ``task`` numbers the
+    (slab, column block) pairs."""
+    post = a.shape[2]
+    nblocks = (post + block - 1) // block
+    p = task // nblocks
+    q0 = (task - p * nblocks) * block
+    q1 = min(q0 + block, post)
+    bmx = np.full(q1 - q0, -math.inf)
+    bm = np.zeros(q1 - q0)
+    bs = np.zeros(q1 - q0)
+    _col_block(a, b, p, q0, bmx, bm, bs, rows)
+    mx[p, q0:q1] = bmx
+    m[p, q0:q1] = bm
+    s[p, q0:q1] = bs
+    _finish_lanes(a, b, mx, m, s, p, q0, q1, mode, return_sign, out, sgn)
+
+
+@jit_parallel
+def _cols_pass(a, b, mx, m, s, block, rows, mode, return_sign, out, sgn):
+    """Every lane of a (pre, n, post) array, reducing the middle axis, in parallel over
+    (slab, column block) tasks. A column's result depends on ``rows`` only, never on
+    ``block``, so ``block`` may follow the thread count."""
+    ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
+    for task in prange(ntasks):
+        _cols_task(a, b, mx, m, s, block, rows, task, mode, return_sign, out, sgn)
+
+
+@jit
+def _cols_pass_serial(a, b, mx, m, s, block, rows, mode, return_sign, out, sgn):
+    """Serial twin of :func:`_cols_pass` for small inputs."""
+    ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
+    for task in range(ntasks):
+        _cols_task(a, b, mx, m, s, block, rows, task, mode, return_sign, out, sgn)
 
 
 # --- softmax / log_softmax: one elementwise pass after the lane statistics -----------------
-
-@jit
-def _softmax_lanes(a, mx, m, s, log):
-    """Per lane (shift, denominator), SciPy's rules: softmax divides exp(a - mx) by
-    m + s (NaN for a non-finite max); log_softmax subtracts log(m) + log1p(s / m), or
-    shifts by 0 and subtracts log(sum exp(a)) when the max is not finite."""
-    pre, n, post = a.shape
-    for p in range(pre):
-        for q in range(post):
-            if not log:
-                s[p, q] = m[p, q] + s[p, q] if math.isfinite(mx[p, q]) else math.nan
-                continue
-            if math.isfinite(mx[p, q]) and m[p, q] > 0.0:
-                s[p, q] = math.log(m[p, q]) + math.log1p(s[p, q] / m[p, q])
-                continue
-            t = 0.0
-            for i in range(n):
-                t += math.exp(np.float64(a[p, i, q]))
-            mx[p, q] = 0.0
-            s[p, q] = math.log(t)
-
 
 @jit
 def _softmax_row(x, shift, den, log, out):
@@ -396,30 +412,34 @@ def _softmax_row(x, shift, den, log, out):
 
 
 @jit
-def _softmax_slab(a, mx, den, log, out, p):
-    """Output of slab p; the inner loop runs over contiguous memory."""
+def _softmax_task(a, mx, den, log, out, task):
+    """Output of one task over contiguous memory: lane ``task`` when the lanes are rows
+    (post == 1), else row i of slab p (task = p * n + i) across its post lanes."""
     pre, n, post = a.shape
     if post == 1:
-        _softmax_row(a[p].reshape(n), mx[p, 0], den[p, 0], log, out[p].reshape(n))
+        _softmax_row(a[task].reshape(n), mx[task, 0], den[task, 0], log,
+                     out[task].reshape(n))
         return
-    for i in range(n):
-        row = a[p, i]
-        orow = out[p, i]
-        for q in range(post):
-            z = np.float64(row[q]) - mx[p, q]
-            orow[q] = z - den[p, q] if log else fast_exp(z) / den[p, q]
+    p = task // n
+    row = a[p, task - p * n]
+    orow = out[p, task - p * n]
+    for q in range(post):
+        z = np.float64(row[q]) - mx[p, q]
+        orow[q] = z - den[p, q] if log else fast_exp(z) / den[p, q]
 
 
 @jit_parallel
 def _softmax_apply(a, mx, den, log, out):
-    for p in prange(a.shape[0]):
-        _softmax_slab(a, mx, den, log, out, p)
+    ntasks = a.shape[0] if a.shape[2] == 1 else a.shape[0] * a.shape[1]
+    for task in prange(ntasks):
+        _softmax_task(a, mx, den, log, out, task)
 
 
 @jit
 def _softmax_apply_serial(a, mx, den, log, out):
-    for p in range(a.shape[0]):
-        _softmax_slab(a, mx, den, log, out, p)
+    ntasks = a.shape[0] if a.shape[2] == 1 else a.shape[0] * a.shape[1]
+    for task in range(ntasks):
+        _softmax_task(a, mx, den, log, out, task)
 
 
 # --- python drivers ------------------------------------------------------------------------
@@ -438,28 +458,61 @@ def _as_three_axes(x, axes):
     return np.ascontiguousarray(x).reshape(pre, n, post)
 
 
-_ROW_CHUNK = 1024      # elements per online chunk along a contiguous lane (8 KiB)
-_COL_BLOCK = 512       # columns per task when reducing a strided axis
-_COL_ROWS = 16         # rows per online chunk in the column kernel (64 KiB tile)
 # Below this many elements the thread start-up costs more than it saves: serial twins run.
 _PARALLEL_MIN_SIZE = 1 << 15
+# Widest column block of one task along a strided axis; narrower when the blocks would be
+# too few to keep every thread busy (at least _TASKS_PER_THREAD each, for balance).
+_COL_BLOCK = 256
+_COL_BLOCK_MIN = 64
+_TASKS_PER_THREAD = 4
 
 
-def lane_stats(a3, b3):
-    """(mx, m, s) arrays of shape (pre, post) for a (pre, n, post) array and weights."""
+@functools.cache
+def chunk_sizes():
+    """(row chunk, column rows) from the L1 data cache: a chunk of a contiguous lane is a
+    quarter of L1 (the max pass and the sums pass both read it there), and a column
+    kernel chunk of ``rows x _COL_BLOCK`` float64 is at most L1."""
+    l1, _ = cache_sizes()
+    chunk = min(max(floor_pow2(l1 // 32), 256), 8192)
+    rows = min(max(floor_pow2(l1 // (8 * _COL_BLOCK)), 4), 64)
+    return chunk, rows
+
+
+def _col_block_width(pre, post, threads):
+    """Columns per task: _COL_BLOCK, or fewer (down to _COL_BLOCK_MIN, a multiple of 8) so
+    that there are _TASKS_PER_THREAD tasks per thread."""
+    per_slab = -(-_TASKS_PER_THREAD * threads // pre)
+    block = -(-post // per_slab)
+    block = -(-block // 8) * 8
+    return min(max(block, _COL_BLOCK_MIN), _COL_BLOCK)
+
+
+def _lane_pass(a3, b3, mode, return_sign=False):
+    """One pass over the lanes of a (pre, n, post) array (weights ``b3`` or None): the
+    statistics (mx, m, s) of every lane, finished as ``mode`` says; returns
+    (mx, m, s, out, sgn), ``out`` and ``sgn`` filled only for ``LSE``."""
     pre, n, post = a3.shape
     mx = np.empty((pre, post))
     m = np.empty((pre, post))
     s = np.empty((pre, post))
-    small = a3.size < _PARALLEL_MIN_SIZE
+    shape = (pre, post) if mode == LSE else (1, 1)
+    out, sgn = np.empty(shape), np.empty(shape)
+    threads = 1 if a3.size < _PARALLEL_MIN_SIZE else numba.get_num_threads()
+    chunk, rows = chunk_sizes()
     if post == 1:
-        b2 = None if b3 is None else b3.reshape(pre, n)
-        rows = _stats_rows_serial if small else _stats_rows
-        rows(a3.reshape(pre, n), b2, mx.reshape(pre), m.reshape(pre), s.reshape(pre),
-             _ROW_CHUNK)
+        kernel = _rows_pass if threads > 1 and pre > 1 else _rows_pass_serial
+        kernel(a3, b3, mx, m, s, chunk, mode, return_sign, out, sgn)
     else:
-        cols = _stats_cols_serial if small else _stats_cols
-        cols(a3, b3, mx, m, s, _COL_BLOCK, _COL_ROWS)
+        block = _col_block_width(pre, post, threads)
+        tasks = pre * -(-post // block)
+        kernel = _cols_pass if threads > 1 and tasks > 1 else _cols_pass_serial
+        kernel(a3, b3, mx, m, s, block, rows, mode, return_sign, out, sgn)
+    return mx, m, s, out, sgn
+
+
+def lane_stats(a3, b3):
+    """(mx, m, s) arrays of shape (pre, post) for a (pre, n, post) array and weights."""
+    mx, m, s, _, _ = _lane_pass(a3, b3, STATS)
     return mx, m, s
 
 
@@ -467,10 +520,7 @@ def lse_reduce(a, b, axes, return_sign, xp=None):
     """Reduce ``axes`` of numpy ``a`` (weights ``b`` or None); returns keepdims (out, sign)."""
     a3 = _as_three_axes(a, axes)
     b3 = None if b is None else _as_three_axes(b, axes)
-    mx, m, s = lane_stats(a3, b3)
-    out = np.empty(mx.shape)
-    sgn = np.empty(mx.shape)
-    _finish(a3, b3, mx, m, s, return_sign, out, sgn)
+    _, _, _, out, sgn = _lane_pass(a3, b3, LSE, return_sign)
     keep_shape = tuple(1 if i in axes else k for i, k in enumerate(a.shape))
     return (out.astype(a.dtype, copy=False).reshape(keep_shape),
             sgn.astype(a.dtype, copy=False).reshape(keep_shape))
@@ -479,11 +529,11 @@ def lse_reduce(a, b, axes, return_sign, xp=None):
 def softmax_numba(x, axes, log, xp=None):
     """softmax (or log_softmax) of numpy ``x`` over ``axes`` with SciPy's semantics."""
     x3 = _as_three_axes(x, axes)
-    mx, m, s = lane_stats(x3, None)
-    _softmax_lanes(x3, mx, m, s, log)        # s becomes the denominator (or its log)
+    # mx becomes the shift and s the denominator (or its log)
+    mx, _, den, _, _ = _lane_pass(x3, None, LOG_SOFTMAX if log else SOFTMAX)
     out3 = np.empty(x3.shape, dtype=np.float64)
-    apply = _softmax_apply_serial if x3.size < _PARALLEL_MIN_SIZE else _softmax_apply
-    apply(x3, mx, s, log, out3)
+    small = x3.size < _PARALLEL_MIN_SIZE or numba.get_num_threads() == 1
+    (_softmax_apply_serial if small else _softmax_apply)(x3, mx, den, log, out3)
     ndim = x.ndim
     if list(axes) == list(range(axes[0], axes[-1] + 1)):
         out = out3.reshape(x.shape)
