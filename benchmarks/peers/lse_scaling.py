@@ -61,12 +61,14 @@ def _child(inner):
     for call in calls.values():
         call()
     times = {name: [] for name in calls}
+    cpu = {name: [] for name in calls}
     for _ in range(inner):
         for name, call in calls.items():
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             call()
             times[name].append(time.perf_counter() - start)
-    print(json.dumps({"times": times, "info": _child_info(solvers)}))
+            cpu[name].append(time.process_time() - start_cpu)
+    print(json.dumps({"times": times, "cpu": cpu, "info": _child_info(solvers)}))
 
 
 def _child_info(solvers):
@@ -118,28 +120,38 @@ def _parse_threads(text):
     return out
 
 
+def _cell(values):
+    """'best (median)' in ms."""
+    return f"{1e3 * min(values):.1f} ({1e3 * statistics.median(values):.0f})"
+
+
 def _print_table(repos, threads, results, blas_threads):
     first = repos[0]
     for repo in repos:
         print(f"\n== {repo}  (commit {_commit(repo)}) ==")
-        head = f"{'case':<32}" + "".join(f"{f'{t} thr ms':>12}" for t in threads)
-        head += "".join(f"{f'x{t}/1':>8}" for t in threads[1:])
+        head = f"{'case':<32}" + "".join(f"{f'T={t} ms':>16}" for t in threads)
+        head += "".join(f"{f'x{t}/{threads[0]}':>7}" for t in threads[1:])
+        head += f"{f'cpu T={threads[0]} ms':>16}"
         if repo != first:
-            head += "".join(f"{f'vs 1st@{t}':>10}" for t in threads)
+            head += "".join(f"{f'1st/this T={t}':>15}" for t in threads) + f"{'cpu':>6}"
         print(head)
         for case in CASES:
-            best = {t: min(results[repo, t][case]) for t in threads}
-            med = {t: statistics.median(results[repo, t][case]) for t in threads}
-            line = f"{case:<32}" + "".join(
-                f"{1e3 * best[t]:7.1f}({1e3 * med[t]:4.0f})"[:12].rjust(12) for t in threads)
-            line += "".join(f"{best[threads[0]] / best[t]:8.2f}" for t in threads[1:])
+            wall = {t: results[repo, t]["times"][case] for t in threads}
+            cpu = results[repo, threads[0]]["cpu"][case]
+            line = f"{case:<32}" + "".join(f"{_cell(wall[t]):>16}" for t in threads)
+            line += "".join(f"{min(wall[threads[0]]) / min(wall[t]):7.2f}"
+                            for t in threads[1:])
+            line += f"{_cell(cpu):>16}"
             if repo != first:
-                line += "".join(f"{min(results[first, t][case]) / best[t]:10.2f}"
+                line += "".join(f"{min(results[first, t]['times'][case]) / min(wall[t]):15.2f}"
                                 for t in threads)
+                line += f"{min(results[first, threads[0]]['cpu'][case]) / min(cpu):6.2f}"
             print(line)
-    print("\nms: best over all runs (median in brackets); xT/1: best at the first thread count "
-          "over best at T; vs 1st@T: the first checkout's best over this one's (>1: faster).")
-    blas = "= T" if blas_threads is None else str(blas_threads)
+    print(f"\nms: best of the runs (median in brackets), wall clock; xT/{threads[0]}: speed-up "
+          f"of T threads over {threads[0]}; cpu: process CPU time at T={threads[0]} (steadier "
+          "under load); 1st/this: the first checkout's best time over this one's (> 1: "
+          "this one is faster).")
+    blas = "= T" if blas_threads is None else f"= {blas_threads}"
     print(f"each run: NUMBA_NUM_THREADS = T, OPENBLAS_NUM_THREADS = MKL_NUM_THREADS {blas}.")
 
 
@@ -161,15 +173,17 @@ def main():
     print(f"python {sys.version.split()[0]}; cpu_count {os.cpu_count()}; "
           f"load average before: {os.getloadavg()}")
     configs = [(repo, t) for repo in repos for t in threads]
-    results = {c: {case: [] for case in CASES} for c in configs}
+    results = {c: {kind: {case: [] for case in CASES} for kind in ("times", "cpu")}
+               for c in configs}
     infos = {}
     for r in range(args.rounds):
         shift = r % len(configs)
         for repo, t in configs[shift:] + configs[:shift]:
             out = _run_child(repo, t, args.blas_threads, args.inner)
             infos[repo, t] = out["info"]
-            for case, ts in out["times"].items():
-                results[repo, t][case].extend(ts)
+            for kind in ("times", "cpu"):
+                for case, ts in out[kind].items():
+                    results[repo, t][kind][case].extend(ts)
         print(f"round {r + 1}/{args.rounds} done, load average {os.getloadavg()}", flush=True)
     for (repo, t), info in infos.items():
         print(f"{repo.name} T={t}: numba threads {info['numba_threads']} "

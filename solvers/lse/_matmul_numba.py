@@ -15,9 +15,10 @@ Parallelism is one level at a time, never both:
 - otherwise one thread walks the tiles, with BLAS threaded as the user configured it.
 
 Tiles are sized from the caches: a tile row spans an eighth of L1 (the max and the sums
-passes re-read it from L1) and a tile half of L2 (it is folded while still in L2). Each
-row's fold depends only on the tile width, never on the row blocking or the thread count,
-so the result is the same for any number of threads.
+passes re-read it from L1) and a tile half of L2 (it is folded while still in L2). The
+tiles depend on the sizes only, never on the thread count, and the threads share whole row
+blocks, so the result has the same bits on any number of threads (BLAS on one thread; a
+threaded BLAS in the serial walk may round differently, within round-off).
 """
 import functools
 import math
@@ -33,8 +34,9 @@ from ._lse_numba import _chunk_max, _chunk_sums, _finish_lane, _rescale
 
 # Below this many entries of A @ B the thread start-up (~0.1 ms) outweighs the gain.
 _PARALLEL_MIN_ENTRIES = 1 << 17
-# Row blocks per worker in the parallel mode: several, so a slow core does not hold the rest.
-_BLOCKS_PER_WORKER = 4
+# Row blocks wanted (when the rows allow): enough for 16 threads to share dynamically, so
+# a slow or busy core does not hold the others up.
+_ROW_BLOCKS = 64
 
 
 @jit
@@ -59,12 +61,17 @@ def _finish_rows(row_max, row_m, row_s, out):
 
 
 def tile_shape(n, m, itemsize, block_size=None):
-    """(rows, cols) of one tile: ``block_size`` square when given, else from the caches."""
+    """(rows, cols) of one tile: at most ``block_size`` square when given, else from the
+    caches; at least _ROW_BLOCKS row blocks (of 8 rows or more) for the threads to share.
+    Depends on the sizes only, never on the thread count: BLAS rounds a product entry
+    differently for other block shapes, and the same blocks give the same bits."""
     if block_size is not None:
-        return max(min(block_size, n), 1), max(min(block_size, m), 1)
-    l1, l2 = cache_sizes()
-    cols = max(floor_pow2(l1 // (8 * itemsize)), 64)
-    rows = max(floor_pow2(l2 // (2 * itemsize * cols)), 8)
+        rows, cols = block_size, block_size
+    else:
+        l1, l2 = cache_sizes()
+        cols = max(floor_pow2(l1 // (8 * itemsize)), 64)
+        rows = max(floor_pow2(l2 // (2 * itemsize * cols)), 8)
+    rows = min(rows, max(math.ceil(n / _ROW_BLOCKS), 8))
     return max(min(rows, n), 1), max(min(cols, m), 1)
 
 
@@ -158,9 +165,14 @@ def lse_matmul_numba(A, B, log_b, block_size, xp=None):
     """Row-wise ``logsumexp(A @ B + log_b)`` tile by tile (numpy in and out)."""
     n, m = A.shape[0], B.shape[1]
     rows, cols = tile_shape(n, m, A.dtype.itemsize, block_size)
-    workers = _workers(n, m)
-    if workers > 1:   # smaller row blocks for balance: the fold does not depend on them
-        rows = max(min(rows, math.ceil(n / (_BLOCKS_PER_WORKER * workers))), 1)
+    return lse_matmul_tiles(A, B, log_b, rows, cols, _workers(n, m))
+
+
+def lse_matmul_tiles(A, B, log_b, rows, cols, workers):
+    """The tile walk with ``rows x cols`` tiles on ``workers`` threads (1: serial, BLAS as
+    configured). The same tiles give the same bits on any number of workers (with BLAS on
+    one thread: a threaded BLAS splits a product its own way)."""
+    n, m = A.shape[0], B.shape[1]
     tiles = _Tiles(A, B, log_b, rows, cols)
     if workers == 1:
         tiles.work()
