@@ -318,47 +318,55 @@ def _softmax_lane(a, mx, m, s, p, q, log):
 
 
 @jit
-def _finish_lanes(a, b, mx, m, s, p, q0, q1, mode, return_sign, out, sgn):
-    """Finish lanes (p, q0:q1) as ``mode`` says, right after their statistics (so the
-    finishing runs in the same parallel task, while the statistics are in cache)."""
+def _finish_lanes(a, b, mx, m, s, p0, p1, q0, q1, mode, return_sign, out, sgn):
+    """Finish lanes (p0:p1, q0:q1) as ``mode`` says (one call for many lanes: a call per
+    lane, with a dozen array arguments, would cost more than the finishing itself)."""
     if mode == STATS:
         return
-    for q in range(q0, q1):
-        if mode == LSE:
-            o, g = _finish_lane(mx[p, q], m[p, q], s[p, q], return_sign)
-            if not math.isfinite(o):
-                o, g = _naive_lane(a, b, p, q, return_sign)
-            out[p, q] = o
-            sgn[p, q] = g
-        else:
-            _softmax_lane(a, mx, m, s, p, q, mode == LOG_SOFTMAX)
+    for p in range(p0, p1):
+        for q in range(q0, q1):
+            if mode == LSE:
+                o, g = _finish_lane(mx[p, q], m[p, q], s[p, q], return_sign)
+                if not math.isfinite(o):
+                    o, g = _naive_lane(a, b, p, q, return_sign)
+                out[p, q] = o
+                sgn[p, q] = g
+            else:
+                _softmax_lane(a, mx, m, s, p, q, mode == LOG_SOFTMAX)
 
 
 # --- lane passes: statistics, then finishing, per task -------------------------------------
 
 @jit
-def _row_task(a, b, mx, m, s, chunk, k, mode, return_sign, out, sgn):
-    """Lane k of a (lanes, n, 1) C-contiguous array: one contiguous row."""
-    n = a.shape[1]
+def _row_task(a, b, mx, m, s, chunk, k):
+    """Statistics of lane k, row k of a C-contiguous (lanes, n) array."""
     if b is None:
-        mx[k, 0], m[k, 0], s[k, 0] = _row_stats(a[k].reshape(n), None, chunk)
+        mx[k, 0], m[k, 0], s[k, 0] = _row_stats(a[k], None, chunk)
     else:
-        mx[k, 0], m[k, 0], s[k, 0] = _row_stats(a[k].reshape(n), b[k].reshape(n), chunk)
-    _finish_lanes(a, b, mx, m, s, k, 0, 1, mode, return_sign, out, sgn)
+        mx[k, 0], m[k, 0], s[k, 0] = _row_stats(a[k], b[k], chunk)
 
+
+# Rows are finished in a separate serial pass (~20 ns a lane): finishing code inside the
+# row kernel made its statistics loop 10-15% slower on short lanes (measured).
 
 @jit_parallel
-def _rows_pass(a, b, mx, m, s, chunk, mode, return_sign, out, sgn):
-    """Every lane of a (lanes, n, 1) array, in parallel over lanes."""
+def _rows_pass(a, b, mx, m, s, chunk):
+    """Statistics of every lane of a (lanes, n) array, in parallel over lanes."""
     for k in prange(a.shape[0]):
-        _row_task(a, b, mx, m, s, chunk, k, mode, return_sign, out, sgn)
+        _row_task(a, b, mx, m, s, chunk, k)
 
 
 @jit
-def _rows_pass_serial(a, b, mx, m, s, chunk, mode, return_sign, out, sgn):
+def _rows_pass_serial(a, b, mx, m, s, chunk):
     """Serial twin of :func:`_rows_pass` for small inputs (no thread start-up)."""
     for k in range(a.shape[0]):
-        _row_task(a, b, mx, m, s, chunk, k, mode, return_sign, out, sgn)
+        _row_task(a, b, mx, m, s, chunk, k)
+
+
+@jit
+def _finish_all(a, b, mx, m, s, mode, return_sign, out, sgn):
+    """Finish every lane of a (pre, n, post) array as ``mode`` says (serial)."""
+    _finish_lanes(a, b, mx, m, s, 0, a.shape[0], 0, a.shape[2], mode, return_sign, out, sgn)
 
 
 @jit
@@ -377,7 +385,7 @@ def _cols_task(a, b, mx, m, s, block, rows, task, mode, return_sign, out, sgn):
     mx[p, q0:q1] = bmx
     m[p, q0:q1] = bm
     s[p, q0:q1] = bs
-    _finish_lanes(a, b, mx, m, s, p, q0, q1, mode, return_sign, out, sgn)
+    _finish_lanes(a, b, mx, m, s, p, p + 1, q0, q1, mode, return_sign, out, sgn)
 
 
 @jit_parallel
@@ -479,8 +487,10 @@ def chunk_sizes():
 
 
 def _col_block_width(pre, post, threads):
-    """Columns per task: _COL_BLOCK, or fewer (down to _COL_BLOCK_MIN, a multiple of 8) so
-    that there are _TASKS_PER_THREAD tasks per thread."""
+    """Columns per task: _COL_BLOCK, or fewer on several threads (down to _COL_BLOCK_MIN,
+    a multiple of 8) so that there are _TASKS_PER_THREAD tasks per thread."""
+    if threads == 1:
+        return _COL_BLOCK
     per_slab = -(-_TASKS_PER_THREAD * threads // pre)
     block = -(-post // per_slab)
     block = -(-block // 8) * 8
@@ -497,15 +507,19 @@ def _lane_pass(a3, b3, mode, return_sign=False):
     s = np.empty((pre, post))
     shape = (pre, post) if mode == LSE else (1, 1)
     out, sgn = np.empty(shape), np.empty(shape)
-    threads = 1 if a3.size < _PARALLEL_MIN_SIZE else numba.get_num_threads()
+    # the parallel kernels run even on one thread: their compiled loops are a few per cent
+    # faster than the serial twins', whose place is below the thread start-up cost
+    small = a3.size < _PARALLEL_MIN_SIZE
+    threads = 1 if small else numba.get_num_threads()
     chunk, rows = chunk_sizes()
     if post == 1:
-        kernel = _rows_pass if threads > 1 and pre > 1 else _rows_pass_serial
-        kernel(a3, b3, mx, m, s, chunk, mode, return_sign, out, sgn)
+        a2 = a3.reshape(pre, n)
+        b2 = None if b3 is None else b3.reshape(pre, n)
+        (_rows_pass_serial if small else _rows_pass)(a2, b2, mx, m, s, chunk)
+        _finish_all(a3, b3, mx, m, s, mode, return_sign, out, sgn)
     else:
         block = _col_block_width(pre, post, threads)
-        tasks = pre * -(-post // block)
-        kernel = _cols_pass if threads > 1 and tasks > 1 else _cols_pass_serial
+        kernel = _cols_pass_serial if small else _cols_pass
         kernel(a3, b3, mx, m, s, block, rows, mode, return_sign, out, sgn)
     return mx, m, s, out, sgn
 
@@ -532,7 +546,7 @@ def softmax_numba(x, axes, log, xp=None):
     # mx becomes the shift and s the denominator (or its log)
     mx, _, den, _, _ = _lane_pass(x3, None, LOG_SOFTMAX if log else SOFTMAX)
     out3 = np.empty(x3.shape, dtype=np.float64)
-    small = x3.size < _PARALLEL_MIN_SIZE or numba.get_num_threads() == 1
+    small = x3.size < _PARALLEL_MIN_SIZE
     (_softmax_apply_serial if small else _softmax_apply)(x3, mx, den, log, out3)
     ndim = x.ndim
     if list(axes) == list(range(axes[0], axes[-1] + 1)):
