@@ -6,7 +6,8 @@
   empty / float32 included; BLAS threads are restored after the parallel region, also
   when two user threads call it at once.
 - the lane passes: parallel and serial kernels, with any column block width, give the
-  same bits in every mode (statistics, log-sum-exp, softmax, log_softmax);
+  same bits in every mode (statistics, log-sum-exp, softmax, log_softmax); few long lanes
+  cut into segments and merged match SciPy, special values included;
 - in a process with two Numba threads the public functions give the same bits on one
   thread and on two (a subprocess, so that it runs whatever NUMBA_NUM_THREADS the suite
   has);
@@ -22,7 +23,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp as scipy_lse
 
-from solvers import logsumexp_matmul
+from solvers import logsumexp, logsumexp_matmul, softmax
 from solvers.lse import _cpu, _lse_numba, _matmul_numba
 from solvers.lse._lse_numba import LOG_SOFTMAX, LSE, SOFTMAX, STATS
 
@@ -184,6 +185,41 @@ def test_row_pass_parallel_twin_gives_the_same_bits(mode):
         np.testing.assert_array_equal(g, w)
 
 
+@pytest.mark.parametrize("weights", [False, True])
+def test_long_lanes_cut_into_segments_match_scipy(monkeypatch, weights):
+    """Few long lanes are reduced segment by segment and merged; with 2-chunk segments the
+    merge runs many times, across NaN, +-inf, all -inf lanes and a growing max."""
+    monkeypatch.setattr(_lse_numba, "_SEGMENT_CHUNKS", 2)
+    chunk = _lse_numba.chunk_sizes()[0]
+    rng = np.random.default_rng(37)
+    n = 9 * chunk + 5
+    a = rng.normal(scale=30, size=(6, n)) + np.linspace(0, 80, n)
+    a[1, 3 * chunk + 1] = np.nan
+    a[2, :] = -np.inf
+    a[3, 5 * chunk] = np.inf
+    a[4, : 4 * chunk] = -np.inf
+    b = None
+    if weights:
+        b = rng.normal(size=a.shape)
+        b[rng.random(a.shape) < 0.1] = 0.0
+    assert _lse_numba._segmented(6, n, chunk)
+    with np.errstate(all="ignore"):
+        for return_sign in (False, True):
+            got = logsumexp(a, axis=1, b=b, return_sign=return_sign, backend="numba")
+            want = scipy_lse(a, axis=1, b=b, return_sign=return_sign)
+            for g, w in zip(got if return_sign else (got,), want if return_sign else (want,)):
+                np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+                fin = np.isfinite(w)
+                np.testing.assert_array_equal(g[~fin & ~np.isnan(w)], w[~fin & ~np.isnan(w)])
+                np.testing.assert_allclose(g[fin], w[fin], rtol=1e-13)
+        if not weights:
+            from scipy.special import softmax as scipy_softmax
+            got, want = softmax(a, axis=1), scipy_softmax(a, axis=1)
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+            np.testing.assert_allclose(got[~np.isnan(want)], want[~np.isnan(want)],
+                                       rtol=1e-12, atol=1e-300)
+
+
 def test_col_block_width_balances_and_stays_in_bounds():
     assert _lse_numba._col_block_width(1, 10_000, 1) == _lse_numba._COL_BLOCK
     assert _lse_numba._col_block_width(1, 10_000, 16) == 160        # 63 tasks >= 4 x 16
@@ -197,7 +233,9 @@ from solvers import logsumexp, softmax, log_softmax, logsumexp_matmul
 rng = np.random.default_rng(36)
 a = rng.normal(scale=10, size=(300, 700)); a[5, 7] = np.nan; a[:, 9] = -np.inf
 A, B = rng.normal(size=(3000, 8)), rng.normal(size=(8, 200))
-calls = [lambda: logsumexp(a, axis=0), lambda: logsumexp(a, axis=1),
+v = rng.normal(scale=10, size=300_001)            # one long lane: cut into segments
+calls = [lambda: logsumexp(v), lambda: softmax(v), lambda: log_softmax(v),
+         lambda: logsumexp(a, axis=0), lambda: logsumexp(a, axis=1),
          lambda: logsumexp(a), lambda: logsumexp(a[None], axis=(0, 2), return_sign=True),
          lambda: softmax(a, axis=0), lambda: log_softmax(a, axis=1),
          lambda: logsumexp_matmul(A, B)]

@@ -406,6 +406,21 @@ def _cols_pass_serial(a, b, mx, m, s, block, rows, mode, return_sign, out, sgn):
         _cols_task(a, b, mx, m, s, block, rows, task, mode, return_sign, out, sgn)
 
 
+@jit
+def _merge_stats(smx, sm, ss, mx, m, s, k):
+    """Lane k of (mx, m, s): the partials of its consecutive segments (rows of smx, sm,
+    ss) merged in order, exactly as the online pass merges chunks (NaN kept)."""
+    big, ties, rest = -math.inf, 0.0, 0.0
+    for j in range(smx.shape[0]):
+        big, ties, rest = _rescale(big, ties, rest, smx[j, 0])
+        if smx[j, 0] == big:
+            ties += sm[j, 0]
+            rest += ss[j, 0]
+        else:
+            rest += (sm[j, 0] + ss[j, 0]) * fast_exp(smx[j, 0] - big)
+    mx[k, 0], m[k, 0], s[k, 0] = big, ties, rest
+
+
 # --- softmax / log_softmax: one elementwise pass after the lane statistics -----------------
 
 @jit
@@ -473,6 +488,12 @@ _PARALLEL_MIN_SIZE = 1 << 15
 _COL_BLOCK = 256
 _COL_BLOCK_MIN = 64
 _TASKS_PER_THREAD = 4
+# Fewer lanes than this, each at least two segments long, are cut into segments of
+# _SEGMENT_CHUNKS chunks (64k float64 for 1024-entry chunks), reduced in parallel and
+# merged in order, so that a full reduction uses every thread. The cut depends on the
+# sizes only, so the bits do not depend on the thread count.
+_FEW_LANES = 64
+_SEGMENT_CHUNKS = 64
 
 
 @functools.cache
@@ -497,6 +518,50 @@ def _col_block_width(pre, post, threads):
     return min(max(block, _COL_BLOCK_MIN), _COL_BLOCK)
 
 
+def _segmented(pre, n, chunk):
+    """Whether the lanes are few and long enough to be cut into segments."""
+    return pre < _FEW_LANES and n >= 2 * _SEGMENT_CHUNKS * chunk
+
+
+def _segments(x, seg):
+    """A contiguous 1-d lane as (its full segments as rows, the tail as one row)."""
+    full = x.shape[0] // seg * seg
+    return x[:full].reshape(-1, seg), x[full:].reshape(1, -1)
+
+
+def _segment_stats(a2, b2, mx, m, s, chunk):
+    """Statistics of a few long lanes: each lane's segments reduced in parallel by the row
+    kernel, its tail serially, the partials merged in order."""
+    seg = _SEGMENT_CHUNKS * chunk
+    for k in range(a2.shape[0]):
+        head, tail = _segments(a2[k], seg)
+        whead, wtail = (None, None) if b2 is None else _segments(b2[k], seg)
+        parts = head.shape[0] + (tail.shape[1] > 0)
+        smx, sm, ss = np.empty((parts, 1)), np.empty((parts, 1)), np.empty((parts, 1))
+        _rows_pass(head, whead, smx, sm, ss, chunk)
+        if tail.shape[1]:
+            full = head.shape[0]
+            _rows_pass_serial(tail, wtail, smx[full:], sm[full:], ss[full:], chunk)
+        _merge_stats(smx, sm, ss, mx, m, s, k)
+
+
+def _segment_softmax(x3, mx, den, log, out3, chunk):
+    """softmax output of a few long lanes, each lane's segments in parallel (the same
+    shift and denominator per element as the plain pass, hence the same bits)."""
+    pre, n, _ = x3.shape
+    seg = _SEGMENT_CHUNKS * chunk
+    for k in range(pre):
+        head, tail = _segments(x3[k].reshape(n), seg)
+        ohead, otail = _segments(out3[k].reshape(n), seg)
+        rows = head.shape[0]
+        _softmax_apply(head.reshape(rows, seg, 1), np.full((rows, 1), mx[k, 0]),
+                       np.full((rows, 1), den[k, 0]), log, ohead.reshape(rows, seg, 1))
+        if tail.shape[1]:
+            t = tail.shape[1]
+            _softmax_apply_serial(tail.reshape(1, t, 1), mx[k:k + 1], den[k:k + 1], log,
+                                  otail.reshape(1, t, 1))
+
+
 def _lane_pass(a3, b3, mode, return_sign=False):
     """One pass over the lanes of a (pre, n, post) array (weights ``b3`` or None): the
     statistics (mx, m, s) of every lane, finished as ``mode`` says; returns
@@ -515,7 +580,10 @@ def _lane_pass(a3, b3, mode, return_sign=False):
     if post == 1:
         a2 = a3.reshape(pre, n)
         b2 = None if b3 is None else b3.reshape(pre, n)
-        (_rows_pass_serial if small else _rows_pass)(a2, b2, mx, m, s, chunk)
+        if _segmented(pre, n, chunk):
+            _segment_stats(a2, b2, mx, m, s, chunk)
+        else:
+            (_rows_pass_serial if small else _rows_pass)(a2, b2, mx, m, s, chunk)
         _finish_all(a3, b3, mx, m, s, mode, return_sign, out, sgn)
     else:
         block = _col_block_width(pre, post, threads)
@@ -547,7 +615,11 @@ def softmax_numba(x, axes, log, xp=None):
     mx, _, den, _, _ = _lane_pass(x3, None, LOG_SOFTMAX if log else SOFTMAX)
     out3 = np.empty(x3.shape, dtype=np.float64)
     small = x3.size < _PARALLEL_MIN_SIZE
-    (_softmax_apply_serial if small else _softmax_apply)(x3, mx, den, log, out3)
+    pre, n, post = x3.shape
+    if post == 1 and _segmented(pre, n, chunk_sizes()[0]):
+        _segment_softmax(x3, mx, den, log, out3, chunk_sizes()[0])
+    else:
+        (_softmax_apply_serial if small else _softmax_apply)(x3, mx, den, log, out3)
     ndim = x.ndim
     if list(axes) == list(range(axes[0], axes[-1] + 1)):
         out = out3.reshape(x.shape)
