@@ -25,6 +25,13 @@ The input is viewed as ``(pre, n, post)`` with the reduced axes in the middle. `
 are walked in chunks of rows, so memory is read sequentially. Accumulation is float64 for
 every input dtype. A lane whose stable result is not finite (inf or NaN input, all ``-inf``)
 is recomputed by the naive formula, which gives SciPy's special values.
+
+Threads (Numba's; serial twins below 32k elements): the row kernel runs in parallel over
+lanes, and few long lanes are cut into segments reduced in parallel and merged in order;
+the column kernel runs in parallel over (slab, column block) tasks and finishes its lanes
+inside the task. Chunk sizes come from the L1 cache; what a thread count changes (the
+column block width, who runs which task) never changes a lane's arithmetic, so results
+have the same bits on any number of threads.
 """
 import functools
 import math

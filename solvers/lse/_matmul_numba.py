@@ -173,6 +173,7 @@ def lse_matmul_tiles(A, B, log_b, rows, cols, workers):
     configured). The same tiles give the same bits on any number of workers (with BLAS on
     one thread: a threaded BLAS splits a product its own way)."""
     n, m = A.shape[0], B.shape[1]
+    workers = max(min(workers, math.ceil(n / rows)), 1)
     tiles = _Tiles(A, B, log_b, rows, cols)
     if workers == 1:
         tiles.work()
