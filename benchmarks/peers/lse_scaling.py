@@ -131,26 +131,28 @@ def _print_table(repos, threads, results, blas_threads):
         print(f"\n== {repo}  (commit {_commit(repo)}) ==")
         head = f"{'case':<32}" + "".join(f"{f'T={t} ms':>16}" for t in threads)
         head += "".join(f"{f'x{t}/{threads[0]}':>7}" for t in threads[1:])
-        head += f"{f'cpu T={threads[0]} ms':>16}"
+        head += "".join(f"{f'cpu T={t}':>10}" for t in threads)
         if repo != first:
             head += "".join(f"{f'1st/this T={t}':>15}" for t in threads) + f"{'cpu':>6}"
         print(head)
         for case in CASES:
             wall = {t: results[repo, t]["times"][case] for t in threads}
-            cpu = results[repo, threads[0]]["cpu"][case]
+            cpu = {t: results[repo, t]["cpu"][case] for t in threads}
             line = f"{case:<32}" + "".join(f"{_cell(wall[t]):>16}" for t in threads)
             line += "".join(f"{min(wall[threads[0]]) / min(wall[t]):7.2f}"
                             for t in threads[1:])
-            line += f"{_cell(cpu):>16}"
+            line += "".join(f"{1e3 * min(cpu[t]):10.1f}" for t in threads)
             if repo != first:
                 line += "".join(f"{min(results[first, t]['times'][case]) / min(wall[t]):15.2f}"
                                 for t in threads)
-                line += f"{min(results[first, threads[0]]['cpu'][case]) / min(cpu):6.2f}"
+                ref = min(results[first, threads[0]]["cpu"][case])
+                line += f"{ref / min(cpu[threads[0]]):6.2f}"
             print(line)
     print(f"\nms: best of the runs (median in brackets), wall clock; xT/{threads[0]}: speed-up "
-          f"of T threads over {threads[0]}; cpu: process CPU time at T={threads[0]} (steadier "
-          "under load); 1st/this: the first checkout's best time over this one's (> 1: "
-          "this one is faster).")
+          f"of T threads over {threads[0]}; cpu T: best process CPU time in ms (all threads; "
+          f"at T={threads[0]} the steadier per-core figure under load, above it the work "
+          "done including any spinning); 1st/this: the first checkout's best time over this "
+          f"one's (> 1: this one is faster; 'cpu' at T={threads[0]}).")
     blas = "= T" if blas_threads is None else f"= {blas_threads}"
     print(f"each run: NUMBA_NUM_THREADS = T, OPENBLAS_NUM_THREADS = MKL_NUM_THREADS {blas}.")
 
