@@ -111,6 +111,13 @@ def _run_child(repo, threads, blas_threads, inner):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _autogroup():
+    try:
+        return Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+    except OSError:
+        return False
+
+
 def _parse_threads(text):
     out = []
     for item in text.split(","):
@@ -174,6 +181,10 @@ def main():
     threads = _parse_threads(args.threads)
     print(f"python {sys.version.split()[0]}; cpu_count {os.cpu_count()}; "
           f"load average before: {os.getloadavg()}")
+    if _autogroup():
+        print("note: kernel.sched_autogroup_enabled = 1: every busy session gets an equal "
+              "share of the CPUs, so while other sessions are busy more threads cannot show "
+              "their speed-up; compare thread counts on an idle machine")
     configs = [(repo, t) for repo in repos for t in threads]
     results = {c: {kind: {case: [] for case in CASES} for kind in ("times", "cpu")}
                for c in configs}
