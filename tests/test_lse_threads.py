@@ -133,6 +133,29 @@ def test_blas_threads_are_restored_after_concurrent_calls():
     assert _matmul_numba._SingleThreadBLAS._inside == 0
 
 
+def test_blas_is_held_to_one_thread_only_inside_the_parallel_region(monkeypatch):
+    from threadpoolctl import threadpool_limits
+
+    seen = []
+    fold = _matmul_numba._fold_tile
+
+    def spy(*args):
+        seen.append(max(_blas_threads()))
+        return fold(*args)
+
+    monkeypatch.setattr(_matmul_numba, "_fold_tile", spy)
+    rng = np.random.default_rng(38)
+    A, B = rng.normal(size=(300, 8)), rng.normal(size=(8, 500))
+    with threadpool_limits(2, user_api="blas"):
+        serial = _walk(A, B, None, 64, 128, 1)      # one level: BLAS as configured
+        assert set(seen) == {2}
+        seen.clear()
+        parallel = _walk(A, B, None, 64, 128, 2)    # the other level: BLAS on one thread
+        assert set(seen) == {1}
+        assert max(_blas_threads()) == 2
+    np.testing.assert_allclose(parallel, serial, rtol=1e-14)   # threaded BLAS rounds its way
+
+
 # --- the lane passes -----------------------------------------------------------------------
 
 def _lane_problem(rng, shape, weights):
