@@ -178,7 +178,7 @@ def _run_pass(kernel, a, b, mode, block=None, rows=4, chunk=32):
     with np.errstate(all="ignore"):
         if block is None:
             kernel(a.reshape(pre, n), None if b is None else b.reshape(pre, n), mx, m, s, chunk)
-            _lse_numba._finish_all(a, b, mx, m, s, mode, True, out, sgn)
+            _lse_numba._finish_lanes(a, b, mx, m, s, 0, pre, 0, post, mode, True, out, sgn)
         else:
             kernel(a, b, mx, m, s, block, rows, mode, True, out, sgn)
     # what the mode defines: (out, sign) for LSE, else the statistics / shift and denominator

@@ -353,8 +353,9 @@ def _row_task(a, b, mx, m, s, chunk, k):
         mx[k, 0], m[k, 0], s[k, 0] = _row_stats(a[k], b[k], chunk)
 
 
-# Rows are finished in a separate serial pass (~20 ns a lane): finishing code inside the
-# row kernel made its statistics loop 10-15% slower on short lanes (measured).
+# Rows are finished in a separate serial pass (_finish_lanes over all lanes, ~20 ns a lane):
+# finishing code inside the row kernel made its statistics loop 10-15% slower on short
+# lanes (measured).
 
 @jit_parallel
 def _rows_pass(a, b, mx, m, s, chunk):
@@ -368,12 +369,6 @@ def _rows_pass_serial(a, b, mx, m, s, chunk):
     """Serial twin of :func:`_rows_pass` for small inputs (no thread start-up)."""
     for k in range(a.shape[0]):
         _row_task(a, b, mx, m, s, chunk, k)
-
-
-@jit
-def _finish_all(a, b, mx, m, s, mode, return_sign, out, sgn):
-    """Finish every lane of a (pre, n, post) array as ``mode`` says (serial)."""
-    _finish_lanes(a, b, mx, m, s, 0, a.shape[0], 0, a.shape[2], mode, return_sign, out, sgn)
 
 
 @jit
@@ -591,7 +586,7 @@ def _lane_pass(a3, b3, mode, return_sign=False):
             _segment_stats(a2, b2, mx, m, s, chunk)
         else:
             (_rows_pass_serial if small else _rows_pass)(a2, b2, mx, m, s, chunk)
-        _finish_all(a3, b3, mx, m, s, mode, return_sign, out, sgn)
+        _finish_lanes(a3, b3, mx, m, s, 0, pre, 0, post, mode, return_sign, out, sgn)
     else:
         block = _col_block_width(pre, post, threads)
         kernel = _cols_pass_serial if small else _cols_pass
