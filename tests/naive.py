@@ -2,9 +2,11 @@
 
 Written for clarity, not speed: plain Python loops or direct formulas on numpy, no tricks.
 """
+import itertools
 import math
 
 import numpy as np
+from scipy.special import logsumexp as sp_lse
 
 
 def logsumexp_loop(values, weights=None):
@@ -177,3 +179,149 @@ def scatter_add_loop(v, idx, vals):
     for i, x in zip(idx, vals):
         out[int(i)] += x
     return out
+
+
+# ---------------------------------------------------------------------------------- CBO
+
+def reflect_into_box(x, lb, ub):
+    w = ub - lb
+    y = np.mod(x - lb, 2 * w)
+    return np.clip(lb + np.where(y > w, 2 * w - y, y), lb, ub)
+
+
+def cbo_loop(f, lb, ub, n_particles, n_runs, steps, seed, *, alpha=30.0, growth=1.05,
+              alpha_max=1e5, sigma=10.5, lam=0.4, dt=0.01, aniso=True, batch=None):
+    """The dynamics written as plain loops (the slow obvious reference)."""
+    rng = np.random.default_rng(seed)
+    M, N, d = n_runs, n_particles, lb.shape[0]
+    X = lb + (ub - lb) * rng.uniform(0.0, 1.0, (M, N, d))
+    best = np.full(M, np.inf)
+    C = np.zeros((M, d))
+    for _ in range(steps):
+        F = np.array([[f(X[m, i]) for i in range(N)] for m in range(M)])
+        F = np.where(np.isfinite(F), F, np.inf)
+        best = np.minimum(best, F.min(axis=1))
+        mask = np.ones((M, N), dtype=bool)
+        if batch is not None:
+            u = rng.uniform(0.0, 1.0, (M, N))
+            mask = u <= np.sort(u, axis=1)[:, batch - 1:batch]
+        xi = rng.standard_normal((M, N, d))
+        Xn = np.empty_like(X)
+        for m in range(M):
+            fmin = min(F[m, i] for i in range(N) if mask[m, i])
+            num, den = np.zeros(d), 0.0
+            for i in range(N):
+                if mask[m, i] and math.isfinite(F[m, i]):
+                    w = math.exp(-alpha * (F[m, i] - fmin))
+                    num += w * X[m, i]
+                    den += w
+            C[m] = num / den
+            for i in range(N):
+                diff = X[m, i] - C[m]
+                scale = diff if aniso else np.linalg.norm(diff)
+                Xn[m, i] = X[m, i] - lam * dt * diff + sigma * math.sqrt(dt) * scale * xi[m, i]
+        X = reflect_into_box(Xn, lb, ub)
+        alpha = min(alpha * growth, alpha_max)
+    return C, best
+
+
+# ------------------------------------------------------------------------------ LightSB
+
+def lightsb_loss_loop(x, y, la, r, S, eps):
+    """mean log c(x) - mean log v(y) with explicit per-component loops (full S matrices)."""
+    K, D = r.shape
+    lc = np.array([[la[k] + (xi @ S[k] @ xi + 2 * r[k] @ xi) / (2 * eps) for k in range(K)]
+                   for xi in x])
+    lv = []
+    for yj in y:
+        row = []
+        for k in range(K):
+            C = eps * S[k]
+            diff = yj - r[k]
+            row.append(la[k] - 0.5 * (D * math.log(2 * math.pi) + np.linalg.slogdet(C)[1])
+                       - 0.5 * diff @ np.linalg.solve(C, diff))
+        lv.append(row)
+    return sp_lse(lc, axis=1).mean() - sp_lse(np.array(lv), axis=1).mean()
+
+
+# ------------------------------------------------------------------------- DAG learning
+
+def dag_metrics_loop(B_true, B_est):
+    """SHD / TPR / FDR from the definitions, pair by pair."""
+    d = B_true.shape[0]
+    extra = missing = rev = 0
+    for i, j in itertools.combinations(range(d), 2):
+        t = (bool(B_true[i, j]), bool(B_true[j, i]))
+        e = (bool(B_est[i, j]), bool(B_est[j, i]))
+        if any(t) and not any(e):
+            missing += 1
+        elif any(e) and not any(t):
+            extra += 1
+        elif any(t) and any(e) and t != e:
+            rev += 1
+    tp = int(np.sum(B_true & B_est))
+    pred = int(B_est.sum())
+    fd = pred - tp
+    return extra + missing + rev, tp / max(B_true.sum(), 1), fd / max(pred, 1)
+
+
+def plackett_luce_prob(theta, order):
+    w = np.exp(theta[list(order)])
+    return float(np.prod([w[k] / w[k:].sum() for k in range(len(order))]))
+
+
+# --------------------------------------------------------------------------------- QUBO
+
+def qubo_brute_force_min(Q, c=None):
+    """Exact minimum of x^T Q x + c^T x over {0,1}^n, splitting the bits in two halves."""
+    Q = np.asarray(Q, dtype=float)
+    n = Q.shape[0]
+    c = np.zeros(n) if c is None else np.asarray(c, dtype=float)
+    lo, hi = n // 2, n - n // 2
+    L = np.array(list(itertools.product([0.0, 1.0], repeat=lo))).reshape(-1, lo)
+    H = np.array(list(itertools.product([0.0, 1.0], repeat=hi))).reshape(-1, hi)
+    A, B = slice(0, lo), slice(lo, n)
+    fl = np.einsum("si,ij,sj->s", L, Q[A, A], L) + L @ c[A]
+    fh = np.einsum("si,ij,sj->s", H, Q[B, B], H) + H @ c[B]
+    F = fl[:, None] + fh[None, :] + L @ (Q[A, B] + Q[B, A].T) @ H.T
+    return float(F.min())
+
+
+# ------------------------------------------------------------------------- QUBO moments
+
+def qubo_moments_enumerated(Q, c, offset, vartype="binary", p=None, weight=None):
+    """Mean and variance by listing all 2^n assignments (math.fsum for the sums)."""
+    Q = np.asarray(Q, dtype=np.float64)
+    n = Q.shape[0]
+    X = np.array(list(itertools.product([0.0, 1.0], repeat=n))).reshape(-1, n)
+    Z = 2 * X - 1 if vartype == "spin" else X
+    f = np.einsum("si,ij,sj->s", Z, Q, Z) + offset
+    if c is not None:
+        f = f + Z @ np.asarray(c, dtype=np.float64)
+    if weight is not None:
+        w = (X.sum(axis=1) == weight).astype(float)
+    else:
+        pv = np.broadcast_to(0.5 if p is None else np.asarray(p, dtype=float), (n,))
+        w = np.prod(np.where(X == 1, pv, 1 - pv), axis=1)
+    w = w / math.fsum(w)
+    mean = math.fsum(w * f)
+    var = math.fsum(w * (f - mean) ** 2)
+    return mean, var
+
+
+# ------------------------------------------------------------------ which kernels they check
+
+#: every kernel table of the package -> the references above its kernels are tested against
+#: (a test checks that each table has an entry and each name exists; tables whose kernels
+#: are also checked against a peer library say so in their tests)
+FAMILIES = {
+    "solvers.lse._lse_kernels": ["logsumexp_loop", "logsumexp_matmul_dense"],
+    "solvers.lse._safe_kl_kernels": ["safe_kl_terms_loop", "safe_kl_step_loop",
+                                     "safe_kl_shift", "scatter_add_loop"],
+    "solvers.transport.bures_kernels": ["bures_cdist_loop", "weighted_root_sum_loop",
+                                        "screened_cdist_loop"],
+    "solvers.transport._lightsb_kernels": ["lightsb_loss_loop"],
+    "solvers.optimize._cbo_kernels": ["cbo_loop", "reflect_into_box"],
+    "solvers.dag._dag_kernels": ["dag_metrics_loop", "plackett_luce_prob"],
+    "solvers.qubo._anneal_kernels": ["qubo_brute_force_min", "qubo_moments_enumerated"],
+}

@@ -8,6 +8,7 @@ import solvers
 from solvers import minimize_cbo
 from solvers.optimize.cbo import consensus
 from conftest import to_numpy
+from naive import cbo_loop
 
 
 # --- test functions (vectorized: x of shape (d,) or (d, S)) -----------------------------
@@ -34,48 +35,6 @@ def cbo1(*args, **kwargs):
     kwargs.setdefault("polish", False)
     kwargs.setdefault("noise", "anisotropic")
     return minimize_cbo(*args, **kwargs)
-
-
-def _reflect(x, lb, ub):
-    w = ub - lb
-    y = np.mod(x - lb, 2 * w)
-    return np.clip(lb + np.where(y > w, 2 * w - y, y), lb, ub)
-
-
-def naive_cbo(f, lb, ub, n_particles, n_runs, steps, seed, *, alpha=30.0, growth=1.05,
-              alpha_max=1e5, sigma=10.5, lam=0.4, dt=0.01, aniso=True, batch=None):
-    """The dynamics written as plain loops (the slow obvious reference)."""
-    rng = np.random.default_rng(seed)
-    M, N, d = n_runs, n_particles, lb.shape[0]
-    X = lb + (ub - lb) * rng.uniform(0.0, 1.0, (M, N, d))
-    best = np.full(M, np.inf)
-    C = np.zeros((M, d))
-    for _ in range(steps):
-        F = np.array([[f(X[m, i]) for i in range(N)] for m in range(M)])
-        F = np.where(np.isfinite(F), F, np.inf)
-        best = np.minimum(best, F.min(axis=1))
-        mask = np.ones((M, N), dtype=bool)
-        if batch is not None:
-            u = rng.uniform(0.0, 1.0, (M, N))
-            mask = u <= np.sort(u, axis=1)[:, batch - 1:batch]
-        xi = rng.standard_normal((M, N, d))
-        Xn = np.empty_like(X)
-        for m in range(M):
-            fmin = min(F[m, i] for i in range(N) if mask[m, i])
-            num, den = np.zeros(d), 0.0
-            for i in range(N):
-                if mask[m, i] and math.isfinite(F[m, i]):
-                    w = math.exp(-alpha * (F[m, i] - fmin))
-                    num += w * X[m, i]
-                    den += w
-            C[m] = num / den
-            for i in range(N):
-                diff = X[m, i] - C[m]
-                scale = diff if aniso else np.linalg.norm(diff)
-                Xn[m, i] = X[m, i] - lam * dt * diff + sigma * math.sqrt(dt) * scale * xi[m, i]
-        X = _reflect(Xn, lb, ub)
-        alpha = min(alpha * growth, alpha_max)
-    return C, best
 
 
 # --- Laplace principle on the consensus ---------------------------------------------------
@@ -155,7 +114,7 @@ def test_matches_naive_loops(aniso, batch, rbackend):
     d, N, M, steps = 3, 8, 2, 12
     lb, ub = -np.ones(d) * 2, np.ones(d) * 3
     f = lambda x: rastrigin(x, np.array([0.5, -0.3, 1.0]))
-    C, best = naive_cbo(f, lb, ub, N, M, steps, 7, aniso=aniso, batch=batch)
+    C, best = cbo_loop(f, lb, ub, N, M, steps, 7, aniso=aniso, batch=batch)
     res = cbo1(f, bounds=list(zip(lb, ub)), n_particles=N, n_runs=M, maxiter=steps,
                        noise="anisotropic" if aniso else "isotropic", batch_size=batch,
                        rng=7, backend=rbackend, xtol=0.0)

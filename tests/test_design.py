@@ -12,6 +12,7 @@ import io
 import os
 import re
 import tokenize
+from pathlib import Path
 
 import pytest
 
@@ -171,3 +172,18 @@ def test_methods_are_registered_only_by_the_router():
     offenders = [rel for rel, text in _sources() if rel != router
                  and re.search(r"\bregister_method\(", text)]
     assert not offenders, f"register_method( outside the router table: {offenders}"
+
+
+def test_every_kernel_table_has_a_slow_obvious_reference():
+    """``tests/naive.py`` names the references of every kernel table in the package."""
+    import naive
+
+    package = Path(ROOT) / "solvers"
+    tables = set()
+    for path in sorted(package.rglob("*.py")):
+        if re.search(r"^\w+ = KernelTable\(", path.read_text(encoding="utf-8"), re.M):
+            tables.add(".".join(path.relative_to(ROOT).with_suffix("").parts))
+    tables.discard("solvers._lib.kernels")     # its docstring's example table
+    assert tables == set(naive.FAMILIES)
+    missing = [n for names in naive.FAMILIES.values() for n in names if not hasattr(naive, n)]
+    assert not missing

@@ -11,6 +11,7 @@ from scipy import stats
 from solvers.dag.dpdag import DPDAG, _elbo_grad, _bernoulli_kl, _draw_noise, _order_score
 from solvers._lib.rng import Draws
 from tests.conftest import to_numpy
+from naive import plackett_luce_prob
 
 LEVEL = 1e-3  # significance level of every chi-square test below (fixed seeds)
 
@@ -59,11 +60,6 @@ def chi2_pvalue(counts, probs, min_expected=5.0):
     return stats.chisquare(counts, expected * counts.sum() / expected.sum()).pvalue
 
 
-def naive_pl_prob(theta, order):
-    w = np.exp(theta[list(order)])
-    return float(np.prod([w[k] / w[k:].sum() for k in range(len(order))]))
-
-
 def test_kahn_helper_detects_cycles():
     cyc = np.zeros((1, 3, 3), dtype=bool)
     cyc[0, 0, 1] = cyc[0, 1, 2] = cyc[0, 2, 0] = True
@@ -103,7 +99,7 @@ def test_log_prob_order_is_plackett_luce_and_normalised(xp):
     model = DPDAG(xp.asarray(theta), xp.zeros((4, 4), dtype=xp.float64))
     perms = np.array(list(itertools.permutations(range(4))))
     lp = to_numpy(model.log_prob_order(xp.asarray(perms)))
-    ref = np.array([naive_pl_prob(theta, p) for p in perms])
+    ref = np.array([plackett_luce_prob(theta, p) for p in perms])
     np.testing.assert_allclose(np.exp(lp), ref, rtol=1e-12)
     assert abs(ref.sum() - 1) < 1e-12
 
@@ -126,7 +122,7 @@ def test_log_prob_dag_sums_to_one_and_matches_brute_force(d):
             if (A & ~M).any():
                 continue
             lik = np.prod(np.where(M, np.where(A, q, 1 - q), 1.0))
-            tot += naive_pl_prob(theta, order) * lik
+            tot += plackett_luce_prob(theta, order) * lik
         np.testing.assert_allclose(np.exp(model.log_prob_dag(A)), tot, rtol=1e-12)
     # a cyclic graph has probability zero
     cyc = np.zeros((d, d), dtype=bool)
