@@ -19,7 +19,8 @@ ALL = sorted(p.name for p in EXAMPLES.glob("*.py"))
 #: examples with a ``figure_path(out=None)`` helper and a ``--out`` option
 WITH_FIGURE_PATH = {"cbo_rastrigin.py": "cbo_rastrigin.png",
                     "dpdag_sampling.py": "dpdag_sampling.png",
-                    "qubo_multiobjective.py": "qubo_multiobjective.png"}
+                    "qubo_multiobjective.py": "qubo_multiobjective.png",
+                    "quick_tour.py": "quick_tour.png"}
 
 
 def _load(name, monkeypatch, tmp_path):
@@ -66,7 +67,7 @@ def test_figure_path_from_file_or_out(name, monkeypatch, tmp_path):
     assert module.figure_path("sub") == str(tmp_path / "sub" / figure)  # no suffix: folder
 
 
-@pytest.mark.parametrize("name", sorted(WITH_FIGURE_PATH) + ["quick_tour.py"])
+@pytest.mark.parametrize("name", sorted(WITH_FIGURE_PATH))
 def test_cli_takes_quick_and_out(name, monkeypatch, tmp_path, capsys):
     module = _load(name, monkeypatch, tmp_path)
     with pytest.raises(SystemExit) as exc:
