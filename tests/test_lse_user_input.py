@@ -65,6 +65,10 @@ def test_merge_rejects_ambiguous_or_mixed_input():
         logsumexp_merge(np.zeros(2))
     with pytest.raises(ValueError, match="axis"):
         logsumexp_merge(p, p, axis=1)
+    with pytest.raises(TypeError, match="ambiguous|plain tuples"):
+        logsumexp_merge(tuple(p), tuple(p))     # (m1, s1), (m2, s2) or stacked?
+    m, s = logsumexp_merge([tuple(p), tuple(p)])  # in a list it is two partials
+    np.testing.assert_allclose(np.log(s) + m, scipy_lse(np.r_[x, x]), rtol=1e-14)
     with pytest.raises(ValueError, match="broadcast"):
         logsumexp_merge(logsumexp_partial(np.ones((3, 2)), 0),
                         logsumexp_partial(np.ones((3, 3)), 0))

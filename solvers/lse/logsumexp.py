@@ -479,6 +479,12 @@ def _partials_of(maxes, sums):
     if sums is None:
         raise TypeError("logsumexp_merge needs sums with stacked maxes; or pass two "
                         "partials of logsumexp_partial, or a sequence of them")
+    if all(type(x) is tuple and len(x) == 2 for x in (maxes, sums)):
+        # (m1, s1), (m2, s2) unpacked by hand, or the stacked (m1, m2), (s1, s2)?
+        raise TypeError("logsumexp_merge got two plain tuples of two, which could be two "
+                        "(max, sum) partials or two stacked chunks: pass the partials in "
+                        "a list, logsumexp_merge([(m1, s1), (m2, s2)]), or the stacked "
+                        "maxes and sums as arrays")
     return None
 
 
@@ -513,9 +519,9 @@ def logsumexp_merge(maxes, sums=None, axis=0):
     - stacked arrays: ``logsumexp_merge(maxes, sums, axis)`` with the chunk maxima and
       scaled sums stacked along ``axis``.
 
-    ``logsumexp_merge((m1, s1), (m2, s2))`` with plain tuples is the stacked form (maxima
-    ``m1, s1`` and sums ``m2, s2``), not two partials: put them in a list,
-    ``logsumexp_merge([(m1, s1), (m2, s2)])``.
+    ``logsumexp_merge((m1, s1), (m2, s2))`` with two plain tuples of two is ambiguous (two
+    partials, or two stacked chunks) and raises: put partials in a list,
+    ``logsumexp_merge([(m1, s1), (m2, s2)])``, and stacked chunks in arrays.
 
     Parameters
     ----------
@@ -537,7 +543,8 @@ def logsumexp_merge(maxes, sums=None, axis=0):
     ------
     TypeError
         Complex or non-numeric input, boolean ``maxes``, an ``axis`` that is not an int,
-        a partial mixed with an array, or stacked ``maxes`` without ``sums``.
+        a partial mixed with an array, stacked ``maxes`` without ``sums``, or two plain
+        tuples of two (ambiguous).
     ValueError
         ``maxes`` and ``sums`` (or the partials' arrays) that do not broadcast together,
         ``axis`` out of bounds, or an ``axis`` other than 0 with partials.
