@@ -358,12 +358,14 @@ def _row_task(a, b, mx, m, s, chunk, k):
 # Rows are finished in a separate serial pass (_finish_lanes over all lanes, ~20 ns a lane):
 # finishing code inside the row kernel made its statistics loop 10-15% slower on short
 # lanes (measured).
+# The parallel loops pass their index as np.int64: Numba types a prange index int64 in the
+# kernel and uint64 in the parallel body it builds, which compiled each task twice.
 
 @jit_parallel
 def _rows_pass(a, b, mx, m, s, chunk):
     """Statistics of every lane of a (lanes, n) array, in parallel over lanes."""
     for k in prange(a.shape[0]):
-        _row_task(a, b, mx, m, s, chunk, k)
+        _row_task(a, b, mx, m, s, chunk, np.int64(k))
 
 
 @jit
@@ -392,7 +394,7 @@ def _cols_pass(a, b, mx, m, s, block, rows, mode, return_sign, out, sgn):
     ``block``, so ``block`` may follow the thread count."""
     ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
     for task in prange(ntasks):
-        _cols_task(a, b, mx, m, s, block, rows, task, mode, return_sign, out, sgn)
+        _cols_task(a, b, mx, m, s, block, rows, np.int64(task), mode, return_sign, out, sgn)
 
 
 @jit
@@ -446,7 +448,7 @@ def _softmax_apply(a, mx, den, log, out):
     memory."""
     ntasks = a.shape[0] if a.shape[2] == 1 else a.shape[0] * a.shape[1]
     for task in prange(ntasks):
-        _softmax_task(a, mx, den, log, out, task)
+        _softmax_task(a, mx, den, log, out, np.int64(task))
 
 
 # --- python drivers ------------------------------------------------------------------------
