@@ -78,8 +78,18 @@ def _cases(quick):
                 lambda be, A=A, B=B: logsumexp_matmul(A, B, backend=be)
 
 
-def _auto_path(op, size):
-    """'generic' or 'numba': what "auto" runs at this size (from the kernel table)."""
+def _work(op, case, size):
+    """The call's size in the unit of its kernel's ``generic_below`` (elements read for
+    the reductions, ``n * m * max(k, 64)`` for matmul), from the case's shape."""
+    if op == "matmul":
+        k = int(case.split("=")[1])
+        n = max(int(np.sqrt(size / k)), 1)
+        return n * n * max(k, 64)
+    return 2 * size if " b " in f" {case} " else size
+
+
+def _auto_path(op, case, size):
+    """'generic' or 'numba': what "auto" runs for this call (from the kernel table)."""
     try:
         from solvers.lse._lse_kernels import KERNELS
     except ImportError:
@@ -87,7 +97,7 @@ def _auto_path(op, size):
     name = {"lse": "lse_reduce", "softmax": "softmax", "log_softmax": "softmax",
             "matmul": "lse_matmul"}[op]
     below = KERNELS.generic_below(name) if hasattr(KERNELS, "generic_below") else 0
-    return "generic" if size < below else "numba"
+    return "generic" if _work(op, case, size) < below else "numba"
 
 
 def main():
@@ -118,7 +128,7 @@ def main():
                     t[be] = min(t[be], _per_call(lambda: call(be), args.budget, 1))
         nb, gen, auto = (1e6 * t[be] for be in ("numba", "numpy", "auto"))
         print(f"{op:12s} {case:12s} {size:8d} {nb:9.1f} {gen:9.1f} {auto:9.1f} "
-              f"{gen / nb:7.2f} {gen - nb:8.1f}  {_auto_path(op, size)}", flush=True)
+              f"{gen / nb:7.2f} {gen - nb:8.1f}  {_auto_path(op, case, size)}", flush=True)
     print(f"# load after {os.getloadavg()[0]:.2f}")
 
 
