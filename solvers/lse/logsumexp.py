@@ -173,8 +173,8 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, backen
         Also return the sign of the sum; otherwise a negative sum gives NaN.
     backend : {"auto", "numpy", "numba", "cupy"}, optional
         ``"auto"`` uses the Numba kernel for numpy input and the generic code otherwise,
-        also for small numpy input, where it answers without compiling (fewer than 8192
-        elements of ``a``, or 4096 with ``b``).
+        also for small numpy input, where it answers without compiling (fewer than 4096
+        elements of ``a``, or 2048 with ``b``).
 
     Returns
     -------
