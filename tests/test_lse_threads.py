@@ -5,8 +5,8 @@
   against the generic twin and the dense SciPy computation within round-off, NaN / inf / -inf /
   empty / float32 included; BLAS threads are restored after the parallel region, also
   when two user threads call it at once.
-- the lane passes: the kernels on one thread and on two, with any column block width,
-  give the same bits in every mode (statistics, log-sum-exp, softmax, log_softmax); few long lanes
+- the lane passes: parallel and serial kernels, with any column block width, give the
+  same bits in every mode (statistics, log-sum-exp, softmax, log_softmax); few long lanes
   cut into segments and merged match SciPy, special values included;
 - in a process with two Numba threads the public functions give the same bits on one
   thread and on two (a subprocess, so that it runs whatever NUMBA_NUM_THREADS the suite
@@ -171,31 +171,18 @@ def _lane_problem(rng, shape, weights):
     return a, b
 
 
-def _run_pass(kernel, a, b, mode, block=None, rows=4, chunk=32, threads=1):
-    import numba
-
+def _run_pass(kernel, a, b, mode, block=None, rows=4, chunk=32):
     pre, n, post = a.shape
     mx, m, s = (np.empty((pre, post)) for _ in range(3))
     out, sgn = np.empty((pre, post)), np.empty((pre, post))
-    current = numba.get_num_threads()
     with np.errstate(all="ignore"):
         if block is None:
-            _lse_numba._on_threads(threads, current, kernel, a.reshape(pre, n),
-                                   None if b is None else b.reshape(pre, n), mx, m, s, chunk)
+            kernel(a.reshape(pre, n), None if b is None else b.reshape(pre, n), mx, m, s, chunk)
             _lse_numba._finish_lanes(a, b, mx, m, s, 0, pre, 0, post, mode, True, out, sgn)
         else:
-            _lse_numba._on_threads(threads, current, kernel, a, b, mx, m, s, block, rows,
-                                   mode, True, out, sgn)
+            kernel(a, b, mx, m, s, block, rows, mode, True, out, sgn)
     # what the mode defines: (out, sign) for LSE, else the statistics / shift and denominator
     return (out, sgn) if mode == LSE else (mx, m, s) if mode == STATS else (mx, s)
-
-
-def _thread_counts():
-    """1 and 2 threads where this process has two (else 1 alone: the subprocess test
-    below checks two threads whatever the suite's NUMBA_NUM_THREADS)."""
-    import numba
-
-    return (1, 2) if numba.config.NUMBA_NUM_THREADS >= 2 else (1,)
 
 
 @pytest.mark.parametrize("mode, weights", [(STATS, False), (STATS, True), (LSE, False),
@@ -203,40 +190,22 @@ def _thread_counts():
 def test_column_pass_is_bit_identical_for_any_block_and_thread_count(mode, weights):
     rng = np.random.default_rng(34)
     a, b = _lane_problem(rng, (3, 50, 301), weights)
-    want = _run_pass(_lse_numba._cols_pass, a, b, mode, block=256)
-    for threads in _thread_counts():
+    want = _run_pass(_lse_numba._cols_pass_serial, a, b, mode, block=256)
+    for kernel in (_lse_numba._cols_pass, _lse_numba._cols_pass_serial):
         for block in (8, 64, 300, 1000):
-            got = _run_pass(_lse_numba._cols_pass, a, b, mode, block=block, threads=threads)
+            got = _run_pass(kernel, a, b, mode, block=block)
             for g, w in zip(got, want):
                 np.testing.assert_array_equal(g, w)
 
 
 @pytest.mark.parametrize("mode", [LSE, LOG_SOFTMAX])
-def test_row_pass_gives_the_same_bits_on_any_thread_count(mode):
+def test_row_pass_parallel_twin_gives_the_same_bits(mode):
     rng = np.random.default_rng(35)
     a, b = _lane_problem(rng, (40, 300, 1), mode == LSE)
-    want = _run_pass(_lse_numba._rows_pass, a, b, mode)
-    for threads in _thread_counts():
-        got = _run_pass(_lse_numba._rows_pass, a, b, mode, threads=threads)
-        for g, w in zip(got, want):
-            np.testing.assert_array_equal(g, w)
-
-
-def test_kernels_restore_the_thread_count():
-    """A kernel run on fewer threads than the caller's restores the caller's count."""
-    import numba
-
-    rng = np.random.default_rng(39)
-    before = numba.get_num_threads()
-    _run_pass(_lse_numba._rows_pass, *_lane_problem(rng, (4, 30, 1), False), LSE)
-    _run_pass(_lse_numba._cols_pass, *_lane_problem(rng, (2, 30, 20), False), LSE, block=8)
-    x3 = rng.normal(size=(3, 5, 1))
-    _lse_numba._on_threads(1, before, _lse_numba._softmax_apply, x3, np.zeros((3, 1)),
-                           np.ones((3, 1)), False, np.empty((3, 5, 1)))
-    assert numba.get_num_threads() == before
-    with pytest.raises(TypeError):      # restored when the kernel raises, too
-        _lse_numba._on_threads(1, before, _lse_numba._softmax_apply, x3)
-    assert numba.get_num_threads() == before
+    want = _run_pass(_lse_numba._rows_pass_serial, a, b, mode)
+    got = _run_pass(_lse_numba._rows_pass, a, b, mode)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
 
 
 @pytest.mark.parametrize("weights", [False, True])

@@ -26,14 +26,19 @@ are walked in chunks of rows, so memory is read sequentially. Accumulation is fl
 every input dtype. A lane whose stable result is not finite (inf or NaN input, all ``-inf``)
 is recomputed by the naive formula, which gives SciPy's special values.
 
-Threads (Numba's): the row kernel runs in parallel over lanes, and few long lanes are cut
-into segments reduced in parallel and merged in order; the column kernel runs in parallel
-over (slab, column block) tasks and finishes its lanes inside the task. Each operation is
-one parallel kernel (no serial twin to compile as well): below 32k elements it runs on the
-calling thread alone, where its loop is as fast as a serial kernel's. Chunk sizes come
-from the L1 cache; what a thread count changes (the column block width, who runs which
-task) never changes a lane's arithmetic, so results have the same bits on any number of
-threads.
+Threads (Numba's; serial twins below 32k elements): the row kernel runs in parallel over
+lanes, and few long lanes are cut into segments reduced in parallel and merged in order;
+the column kernel runs in parallel over (slab, column block) tasks and finishes its lanes
+inside the task. Chunk sizes come from the L1 cache; what a thread count changes (the
+column block width, who runs which task) never changes a lane's arithmetic, so results
+have the same bits on any number of threads.
+
+Each pass has a serial twin for inputs below 32k elements (inputs under a few thousand
+elements do not reach these kernels under ``backend="auto"``: the generic code serves
+them). The twins stay because a parallel kernel takes longer to compile: a first call on
+20 000 elements spent about 2 CPU s more in compilation with the parallel kernel alone
+(``benchmarks/cold_start.py``, lse row: 7.3 against 5.4 s). Twin and parallel kernel call
+the same task function with the same types, so it is compiled once for both.
 """
 import functools
 import math
@@ -359,13 +364,21 @@ def _row_task(a, b, mx, m, s, chunk, k):
 # finishing code inside the row kernel made its statistics loop 10-15% slower on short
 # lanes (measured).
 # The parallel loops pass their index as np.int64: Numba types a prange index int64 in the
-# kernel and uint64 in the parallel body it builds, which compiled each task twice.
+# kernel and uint64 in the parallel body it builds, which compiled each task twice (and
+# once more than the serial twins, whose range index is int64).
 
 @jit_parallel
 def _rows_pass(a, b, mx, m, s, chunk):
     """Statistics of every lane of a (lanes, n) array, in parallel over lanes."""
     for k in prange(a.shape[0]):
         _row_task(a, b, mx, m, s, chunk, np.int64(k))
+
+
+@jit
+def _rows_pass_serial(a, b, mx, m, s, chunk):
+    """Serial twin of :func:`_rows_pass` for small inputs (no thread start-up)."""
+    for k in range(a.shape[0]):
+        _row_task(a, b, mx, m, s, chunk, k)
 
 
 @jit
@@ -395,6 +408,14 @@ def _cols_pass(a, b, mx, m, s, block, rows, mode, return_sign, out, sgn):
     ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
     for task in prange(ntasks):
         _cols_task(a, b, mx, m, s, block, rows, np.int64(task), mode, return_sign, out, sgn)
+
+
+@jit
+def _cols_pass_serial(a, b, mx, m, s, block, rows, mode, return_sign, out, sgn):
+    """Serial twin of :func:`_cols_pass` for small inputs."""
+    ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
+    for task in range(ntasks):
+        _cols_task(a, b, mx, m, s, block, rows, task, mode, return_sign, out, sgn)
 
 
 @jit
@@ -451,6 +472,13 @@ def _softmax_apply(a, mx, den, log, out):
         _softmax_task(a, mx, den, log, out, np.int64(task))
 
 
+@jit
+def _softmax_apply_serial(a, mx, den, log, out):
+    ntasks = a.shape[0] if a.shape[2] == 1 else a.shape[0] * a.shape[1]
+    for task in range(ntasks):
+        _softmax_task(a, mx, den, log, out, task)
+
+
 # --- python drivers ------------------------------------------------------------------------
 
 def _as_three_axes(x, axes):
@@ -467,8 +495,7 @@ def _as_three_axes(x, axes):
     return np.ascontiguousarray(x).reshape(pre, n, post)
 
 
-# Below this many elements the thread start-up costs more than it saves: the kernels run
-# on the calling thread alone.
+# Below this many elements the thread start-up costs more than it saves: serial twins run.
 _PARALLEL_MIN_SIZE = 1 << 15
 # Widest column block of one task along a strided axis; narrower when the blocks would be
 # too few to keep every thread busy (at least _TASKS_PER_THREAD each, for balance).
@@ -492,27 +519,6 @@ def chunk_sizes():
     chunk = min(max(floor_pow2(l1 // 32), 256), 8192)
     rows = min(max(floor_pow2(l1 // (8 * _COL_BLOCK)), 4), 64)
     return chunk, rows
-
-
-def _threads_for(size):
-    """``(threads, current)``: the Numba threads a kernel over ``size`` elements runs on
-    (the calling thread alone below _PARALLEL_MIN_SIZE, else all of the caller's), and
-    the caller's count."""
-    current = numba.get_num_threads()
-    return (1 if size < _PARALLEL_MIN_SIZE else current), current
-
-
-def _on_threads(threads, current, kernel, *args):
-    """``kernel(*args)`` on ``threads`` of the caller's ``current`` Numba threads. The
-    count changes (about 3 us, restored after) only when it must: one parallel kernel
-    serves small inputs too, instead of a serial twin compiled beside it."""
-    if threads >= current:
-        return kernel(*args)
-    numba.set_num_threads(threads)
-    try:
-        return kernel(*args)
-    finally:
-        numba.set_num_threads(current)
 
 
 def _col_block_width(pre, post, threads):
@@ -549,8 +555,7 @@ def _segment_stats(a2, b2, mx, m, s, chunk):
         _rows_pass(head, whead, smx, sm, ss, chunk)
         if tail.shape[1]:
             full = head.shape[0]
-            _on_threads(1, numba.get_num_threads(), _rows_pass, tail, wtail, smx[full:],
-                        sm[full:], ss[full:], chunk)
+            _rows_pass_serial(tail, wtail, smx[full:], sm[full:], ss[full:], chunk)
         _merge_stats(smx, sm, ss, mx, m, s, k)
 
 
@@ -567,8 +572,8 @@ def _segment_softmax(x3, mx, den, log, out3, chunk):
                        np.full((rows, 1), den[k, 0]), log, ohead.reshape(rows, seg, 1))
         if tail.shape[1]:
             t = tail.shape[1]
-            _on_threads(1, numba.get_num_threads(), _softmax_apply, tail.reshape(1, t, 1),
-                        mx[k:k + 1], den[k:k + 1], log, otail.reshape(1, t, 1))
+            _softmax_apply_serial(tail.reshape(1, t, 1), mx[k:k + 1], den[k:k + 1], log,
+                                  otail.reshape(1, t, 1))
 
 
 def _lane_pass(a3, b3, mode, return_sign=False):
@@ -581,7 +586,10 @@ def _lane_pass(a3, b3, mode, return_sign=False):
     s = np.empty((pre, post))
     shape = (pre, post) if mode == LSE else (1, 1)
     out, sgn = np.empty(shape), np.empty(shape)
-    threads, current = _threads_for(a3.size)
+    # the parallel kernels run even on one thread: their compiled loops are a few per cent
+    # faster than the serial twins', whose place is below the thread start-up cost
+    small = a3.size < _PARALLEL_MIN_SIZE
+    threads = 1 if small else numba.get_num_threads()
     chunk, rows = chunk_sizes()
     if post == 1:
         a2 = a3.reshape(pre, n)
@@ -589,12 +597,12 @@ def _lane_pass(a3, b3, mode, return_sign=False):
         if _segmented(pre, n, chunk):
             _segment_stats(a2, b2, mx, m, s, chunk)
         else:
-            _on_threads(threads, current, _rows_pass, a2, b2, mx, m, s, chunk)
+            (_rows_pass_serial if small else _rows_pass)(a2, b2, mx, m, s, chunk)
         _finish_lanes(a3, b3, mx, m, s, 0, pre, 0, post, mode, return_sign, out, sgn)
     else:
         block = _col_block_width(pre, post, threads)
-        _on_threads(threads, current, _cols_pass, a3, b3, mx, m, s, block, rows, mode,
-                    return_sign, out, sgn)
+        kernel = _cols_pass_serial if small else _cols_pass
+        kernel(a3, b3, mx, m, s, block, rows, mode, return_sign, out, sgn)
     return mx, m, s, out, sgn
 
 
@@ -620,11 +628,12 @@ def softmax_numba(x, axes, log, xp=None):
     # mx becomes the shift and s the denominator (or its log)
     mx, _, den, _, _ = _lane_pass(x3, None, LOG_SOFTMAX if log else SOFTMAX)
     out3 = np.empty(x3.shape, dtype=np.float64)
+    small = x3.size < _PARALLEL_MIN_SIZE
     pre, n, post = x3.shape
     if post == 1 and _segmented(pre, n, chunk_sizes()[0]):
         _segment_softmax(x3, mx, den, log, out3, chunk_sizes()[0])
     else:
-        _on_threads(*_threads_for(x3.size), _softmax_apply, x3, mx, den, log, out3)
+        (_softmax_apply_serial if small else _softmax_apply)(x3, mx, den, log, out3)
     ndim = x.ndim
     if list(axes) == list(range(axes[0], axes[-1] + 1)):
         out = out3.reshape(x.shape)
