@@ -365,7 +365,9 @@ def _row_task(a, b, mx, m, s, chunk, k):
 # lanes (measured).
 # The parallel loops pass their index as np.int64: Numba types a prange index int64 in the
 # kernel and uint64 in the parallel body it builds, which compiled each task twice (and
-# once more than the serial twins, whose range index is int64).
+# once more than the serial twins, whose range index is int64). The softmax loop keeps its
+# raw index: with the cast (np.int64 or np.uint64) its exp loop over a strided axis ran at
+# half the speed (measured; the reason was not found), so its task compiles twice.
 
 @jit_parallel
 def _rows_pass(a, b, mx, m, s, chunk):
@@ -469,7 +471,7 @@ def _softmax_apply(a, mx, den, log, out):
     memory."""
     ntasks = a.shape[0] if a.shape[2] == 1 else a.shape[0] * a.shape[1]
     for task in prange(ntasks):
-        _softmax_task(a, mx, den, log, out, np.int64(task))
+        _softmax_task(a, mx, den, log, out, task)
 
 
 @jit
