@@ -69,6 +69,12 @@ s.minimize_qubo((Q + Q.T) / 2, n_reads=4, maxiter=100, rng=0)
 
 #: further first calls, measured when named in ``--areas`` (not in the default table)
 EXTRA_CALLS = {
+    "lse_small": """
+r = np.random.default_rng(0)
+a = r.normal(size=(20, 30))
+s.logsumexp(a, axis=1); s.logsumexp(a, axis=0, b=np.abs(a)); s.softmax(a, axis=1)
+s.log_softmax(a[0]); s.logsumexp_matmul(a, r.normal(size=(30, 40)))
+""",
     "kl_dro": """
 from solvers.lse import dro_dataset, kl_dro
 X, y = dro_dataset(2000, 5, "logistic", rng=0)

@@ -103,6 +103,6 @@ PARTIAL_OPTIONS = Options(
 
 MERGE_OPTIONS = Options(
     "LogsumexpMergeOptions",
-    Param("maxes", _REAL, doc="chunk maxima, stacked along axis"),
-    Param("sums", _REAL, doc="the chunks' scaled sums"),
+    Param("maxes", _REAL, doc="chunk maxima stacked along axis, or a partial, or a list of them"),
+    Param("sums", _REAL, None, "the chunks' scaled sums, or a second partial"),
     Param("axis", Axis(), 0, "the axis along which the chunks are stacked"))

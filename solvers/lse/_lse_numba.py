@@ -32,6 +32,13 @@ the column kernel runs in parallel over (slab, column block) tasks and finishes 
 inside the task. Chunk sizes come from the L1 cache; what a thread count changes (the
 column block width, who runs which task) never changes a lane's arithmetic, so results
 have the same bits on any number of threads.
+
+Each pass has a serial twin for inputs below 32k elements (inputs under a few thousand
+elements do not reach these kernels under ``backend="auto"``: the generic code serves
+them). The twins stay because a parallel kernel takes longer to compile: a first call on
+20 000 elements spent about 2 CPU s more in compilation with the parallel kernel alone
+(``benchmarks/cold_start.py``, lse row: 7.3 against 5.4 s). Twin and parallel kernel call
+the same task function with the same types, so it is compiled once for both.
 """
 import functools
 import math
@@ -356,12 +363,17 @@ def _row_task(a, b, mx, m, s, chunk, k):
 # Rows are finished in a separate serial pass (_finish_lanes over all lanes, ~20 ns a lane):
 # finishing code inside the row kernel made its statistics loop 10-15% slower on short
 # lanes (measured).
+# The parallel loops pass their index as np.int64: Numba types a prange index int64 in the
+# kernel and uint64 in the parallel body it builds, which compiled each task twice (and
+# once more than the serial twins, whose range index is int64). The softmax loop keeps its
+# raw index: with the cast (np.int64 or np.uint64) its exp loop over a strided axis ran at
+# half the speed (measured; the reason was not found), so its task compiles twice.
 
 @jit_parallel
 def _rows_pass(a, b, mx, m, s, chunk):
     """Statistics of every lane of a (lanes, n) array, in parallel over lanes."""
     for k in prange(a.shape[0]):
-        _row_task(a, b, mx, m, s, chunk, k)
+        _row_task(a, b, mx, m, s, chunk, np.int64(k))
 
 
 @jit
@@ -397,7 +409,7 @@ def _cols_pass(a, b, mx, m, s, block, rows, mode, return_sign, out, sgn):
     ``block``, so ``block`` may follow the thread count."""
     ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
     for task in prange(ntasks):
-        _cols_task(a, b, mx, m, s, block, rows, task, mode, return_sign, out, sgn)
+        _cols_task(a, b, mx, m, s, block, rows, np.int64(task), mode, return_sign, out, sgn)
 
 
 @jit
@@ -455,6 +467,8 @@ def _softmax_task(a, mx, den, log, out, task):
 
 @jit_parallel
 def _softmax_apply(a, mx, den, log, out):
+    """The softmax output of a (pre, n, post) array, in parallel over rows of contiguous
+    memory."""
     ntasks = a.shape[0] if a.shape[2] == 1 else a.shape[0] * a.shape[1]
     for task in prange(ntasks):
         _softmax_task(a, mx, den, log, out, task)

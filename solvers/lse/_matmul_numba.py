@@ -54,10 +54,11 @@ def _fold_tile(tile, cols, row_max, row_m, row_s, r0):
 
 
 @jit
-def _finish_rows(row_max, row_m, row_s, out):
-    """log1p form per row; NaN marks rows for the dense fallback."""
+def _finish_rows(row_max, row_m, row_s, return_sign, out):
+    """log1p form per row; NaN marks rows for the dense fallback. ``return_sign`` is a
+    runtime bool (False): a literal would compile a second ``_finish_lane``."""
     for i in range(out.shape[0]):
-        out[i], _ = _finish_lane(row_max[i], row_m[i], row_s[i], False)
+        out[i], _ = _finish_lane(row_max[i], row_m[i], row_s[i], return_sign)
 
 
 def tile_shape(n, m, itemsize, block_size=None):
@@ -182,7 +183,7 @@ def lse_matmul_tiles(A, B, log_b, rows, cols, workers):
             for future in [pool.submit(tiles.work) for _ in range(workers)]:
                 future.result()
     out = np.empty(n)
-    _finish_rows(tiles.row_max, tiles.row_m, tiles.row_s, out)
+    _finish_rows(tiles.row_max, tiles.row_m, tiles.row_s, False, out)
     bad = np.flatnonzero(~np.isfinite(out))
     if bad.size:
         out[bad] = _dense_rows(A, B, log_b, bad, max(rows * cols // max(m, 1), 1))

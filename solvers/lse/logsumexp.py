@@ -10,14 +10,18 @@ where :math:`a^* = \\max_i a_i` and :math:`m = \\sum_{i: a_i = a^*} b_i`. Splitt
 maximal terms and using ``log1p`` keeps full relative accuracy when the sum is close to
 one (Blanchard, Higham & Higham 2021), and matches :func:`scipy.special.logsumexp`.
 """
+import math
+from typing import NamedTuple
+
 import numpy as np
 
+from .._lib.frames import unwrap_frame
 from .._lib.namespace import array_namespace
 from .._lib.backend import resolve_backend
 from .._lib.validation import as_float_array, check_axis
 from ._core_options import (LOG_SOFTMAX_OPTIONS, LSE_OPTIONS, MERGE_OPTIONS, PARTIAL_OPTIONS,
                             SOFTMAX_OPTIONS, validated)
-from ._lse_kernels import join_lazy, kernel
+from ._lse_kernels import join_lazy, kernel, reduce_work
 
 
 def _as_real(x, xp, name):
@@ -76,33 +80,53 @@ def _prepare_typed(a, b, xp):
 
 def _lse_generic(a, b, axes, return_sign, xp):
     """Reduce ``axes`` with keepdims; returns (out, sign)."""
-    ninf = -xp.inf
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        a_input = a
-        if b is not None:
-            a = xp.where(b == 0, xp.asarray(ninf, dtype=a.dtype, device=_device(a)), a)
-        a_max = xp.max(a, axis=axes, keepdims=True)
-        is_max = a == a_max
-        ones = xp.ones_like(a) if b is None else b
-        zero = xp.zeros_like(a)
-        m = xp.sum(xp.where(is_max, ones, zero), axis=axes, keepdims=True)
-        terms = xp.exp(a - a_max) if b is None else b * xp.exp(a - a_max)
-        s = xp.sum(xp.where(is_max, zero, terms), axis=axes, keepdims=True)
-        s = xp.where(s == 0, s, s / m)
-        sgn = xp.sign(s + 1) * xp.sign(m)
-        s = xp.where(s < -1, -s - 2, s)
-        out = xp.log1p(s) + xp.log(xp.abs(m)) + a_max
-        if not return_sign:
-            out = xp.where(sgn < 0, xp.asarray(xp.nan, dtype=out.dtype, device=_device(out)), out)
+        if b is None:
+            out, sgn = _lse_unweighted(a, axes, xp)
+        else:
+            out, sgn = _lse_weighted(a, b, axes, return_sign, xp)
         finite = xp.isfinite(out)
         if not bool(xp.all(finite)):
             # infinite or NaN input, or an overflow: the naive sum over the *unmasked* input
             # gives SciPy's answer (so b == 0 with a == inf in an all-masked slice is NaN)
-            naive = xp.sum(xp.exp(a_input) if b is None else b * xp.exp(a_input),
+            naive = xp.sum(xp.exp(a) if b is None else b * xp.exp(a),
                            axis=axes, keepdims=True)
             naive_out = xp.log(xp.abs(naive)) if return_sign else xp.log(naive)
             out = xp.where(finite, out, naive_out)
             sgn = xp.where(finite, sgn, xp.sign(naive))
+    return out, sgn
+
+
+def _lse_unweighted(a, axes, xp):
+    """(out, sign) without weights, before the special values: the tie count ``m`` is at
+    least one and the rest sum non-negative, so ``out = max + log m + log1p(s / m)`` and
+    the sign is +1 (a NaN or infinite lane is not finite here and takes the fallback).
+    Half the array operations of the weighted form: this path serves small calls."""
+    a_max = xp.max(a, axis=axes, keepdims=True)
+    is_max = a == a_max
+    m = xp.sum(xp.astype(is_max, a.dtype), axis=axes, keepdims=True)
+    rest = xp.where(is_max, xp.zeros_like(a_max), xp.exp(a - a_max))
+    s = xp.sum(rest, axis=axes, keepdims=True)
+    out = xp.log1p(s / m) + xp.log(m) + a_max
+    return out, xp.ones_like(out)
+
+
+def _lse_weighted(a, b, axes, return_sign, xp):
+    """(out, sign) with weights ``b`` (any sign), before the special values."""
+    ninf = xp.full((), -xp.inf, dtype=a.dtype, device=_device(a))
+    a = xp.where(b == 0, ninf, a)
+    a_max = xp.max(a, axis=axes, keepdims=True)
+    is_max = a == a_max
+    zero = xp.zeros_like(a_max)
+    m = xp.sum(xp.where(is_max, b, zero), axis=axes, keepdims=True)
+    s = xp.sum(xp.where(is_max, zero, b * xp.exp(a - a_max)), axis=axes, keepdims=True)
+    s = xp.where(s == 0, s, s / m)
+    sgn = xp.sign(s + 1) * xp.sign(m)
+    s = xp.where(s < -1, -s - 2, s)
+    out = xp.log1p(s) + xp.log(xp.abs(m)) + a_max
+    if not return_sign:
+        out = xp.where(sgn < 0, xp.full((), xp.nan, dtype=out.dtype, device=_device(out)),
+                       out)
     return out, sgn
 
 
@@ -136,18 +160,21 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, backen
     Parameters
     ----------
     a : array_like
-        Real input (any Array API array; lists are treated as numpy).
+        Real input (any Array API array; lists are treated as numpy; a pandas Series or
+        DataFrame gives its float64 values, and the result is a numpy array).
     axis : None, int or tuple of ints, optional
         Axes to reduce; ``None`` reduces all.
     b : array_like, optional
-        Weights broadcastable to ``a``; may be negative. Terms with ``b == 0`` are ignored
-        even where ``a`` is infinite.
+        Weights broadcastable to ``a``; may be negative (a pandas Series or DataFrame too).
+        Terms with ``b == 0`` are ignored even where ``a`` is infinite.
     keepdims : bool, optional
         Keep the reduced axes with length one.
     return_sign : bool, optional
         Also return the sign of the sum; otherwise a negative sum gives NaN.
     backend : {"auto", "numpy", "numba", "cupy"}, optional
-        ``"auto"`` uses the Numba kernel for numpy input and the generic code otherwise.
+        ``"auto"`` uses the Numba kernel for numpy input and the generic code otherwise,
+        also for small numpy input, where it answers without compiling (fewer than 4096
+        elements of ``a``, or 2048 with ``b``).
 
     Returns
     -------
@@ -186,19 +213,19 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, backen
     """
     cfg = validated(LSE_OPTIONS, axis=axis, keepdims=keepdims, return_sign=return_sign,
                     backend=backend)
-    a, b = join_lazy(a, b)
+    a, b = join_lazy(unwrap_frame(a, "a")[0], unwrap_frame(b, "b")[0])
     xp = array_namespace(a, b)
     be = resolve_backend(cfg.backend, xp)
     a, b = be.to_device(a), be.to_device(b)
     a, b, dtype = _prepare_typed(a, b, be.xp)
     axes = check_axis(axis, a.ndim)
     keepdims, return_sign = cfg.keepdims, cfg.return_sign
-    if a.size == 0 or any(a.shape[ax] == 0 for ax in axes):
+    if math.prod(a.shape) == 0 or any(a.shape[ax] == 0 for ax in axes):
         shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape))
         out = be.xp.full(shape, -be.xp.inf, dtype=a.dtype, device=_device(a))
         sgn = be.xp.zeros(shape, dtype=a.dtype, device=_device(a))
     else:
-        reduce = kernel("lse_reduce", be, generic=_lse_generic)
+        reduce = kernel("lse_reduce", be, generic=_lse_generic, size=reduce_work(a, b))
         out, sgn = reduce(a, b, axes, return_sign, be.xp)
     out = _finish(be.to_input(_squeeze(out, axes, keepdims, be.xp)), xp, dtype)
     if return_sign:
@@ -229,17 +256,20 @@ def log_softmax(x, axis=None, *, backend="auto"):
     Parameters
     ----------
     x : array_like
-        Real input of any Array API namespace.
+        Real input of any Array API namespace (a pandas Series or DataFrame gives its
+        float64 values; the result is then a numpy array).
     axis : None, int or tuple of ints, optional
         Axes along which the weights are normalised; ``None`` uses all.
     backend : {"auto", "numpy", "numba", "cupy"}, optional
         ``"auto"``: the Numba kernel (one pass for the lane statistics, one for the
-        output, with the vectorised exp) for numpy input, the generic code otherwise.
+        output, with the vectorised exp) for numpy input of at least 65536 elements,
+        the generic code otherwise (no compilation).
 
     Returns
     -------
     array
-        Same shape and dtype as ``x``; ``logsumexp`` of it along ``axis`` is zero.
+        Same shape and dtype as ``x``; ``logsumexp`` of it along ``axis`` is zero. An
+        empty ``x`` (or one empty along ``axis``) gives an empty array of its shape.
 
     Raises
     ------
@@ -272,17 +302,20 @@ def softmax(x, axis=None, *, backend="auto"):
     Parameters
     ----------
     x : array_like
-        Real input of any Array API namespace.
+        Real input of any Array API namespace (a pandas Series or DataFrame gives its
+        float64 values; the result is then a numpy array).
     axis : None, int or tuple of ints, optional
         Axes along which the weights sum to one; ``None`` uses all.
     backend : {"auto", "numpy", "numba", "cupy"}, optional
         ``"auto"``: the Numba kernel (one pass for the lane statistics, one for the
-        output, with the vectorised exp) for numpy input, the generic code otherwise.
+        output, with the vectorised exp) for numpy input of at least 65536 elements,
+        the generic code otherwise (no compilation).
 
     Returns
     -------
     array
-        Non-negative weights, same shape and dtype as ``x``.
+        Non-negative weights, same shape and dtype as ``x``. An empty ``x`` (or one empty
+        along ``axis``) gives an empty array of its shape (SciPy raises there).
 
     Raises
     ------
@@ -320,19 +353,43 @@ def _softmax_any(x, axis, log, backend):
     """softmax / log_softmax through the kernel table (SciPy's semantics)."""
     cfg = validated(LOG_SOFTMAX_OPTIONS if log else SOFTMAX_OPTIONS, axis=axis,
                     backend=backend)
+    x, _ = unwrap_frame(x, "x")
     xp = array_namespace(x)
     be = resolve_backend(cfg.backend, xp)
     x = _as_real(be.to_device(x), be.xp, "x")
     dtype = _float_dtype(be.xp, x)
     x = be.xp.astype(x, _compute_dtype(dtype, be.xp), copy=False)
     axes = check_axis(axis, x.ndim)
-    if x.ndim == 0 or x.size == 0:
+    size = math.prod(x.shape)
+    if size == 0:       # no weights to normalise: an empty result of the same shape
+        out = be.xp.zeros_like(x)
+    elif x.ndim == 0:
         out = _softmax_generic(x, axes, log, be.xp)
     else:
-        out = kernel("softmax", be, generic=_softmax_generic)(x, axes, log, be.xp)
+        softmax_kernel = kernel("softmax", be, generic=_softmax_generic, size=size)
+        out = softmax_kernel(x, axes, log, be.xp)
     if out.dtype != dtype:
         out = be.xp.astype(out, dtype)
     return be.to_input(out)
+
+
+class LogsumexpPartial(NamedTuple):
+    """The exact partial of a log-sum-exp over a chunk: ``(max, sum)``.
+
+    A tuple of two arrays (``m, s = partial`` unpacks it), returned by
+    :func:`logsumexp_partial` and :func:`logsumexp_merge`, taken by
+    :func:`logsumexp_merge`; ``log(sum) + max`` is the chunk's log-sum-exp.
+
+    Attributes
+    ----------
+    max : array
+        The chunk's maximum (``-inf`` for an empty or all ``-inf`` chunk).
+    sum : array
+        ``sum(exp(a - max))`` (between 1 and the number of terms, or 0).
+    """
+
+    max: object
+    sum: object
 
 
 @PARTIAL_OPTIONS.entry
@@ -340,24 +397,27 @@ def logsumexp_partial(a, axis=None, *, xp=None):
     """Exact partial of a log-sum-exp: ``(m, s)`` with ``m = max a`` and ``s = sum exp(a - m)``.
 
     Partials of disjoint chunks combine with :func:`logsumexp_merge` into the log-sum-exp
-    of the union, without loss (``log(s) + m``). A chunk of only ``-inf`` gives
-    ``(-inf, 0)``.
+    of the union, without loss (``log(s) + m``). A chunk of only ``-inf``, or an empty
+    one, gives ``(-inf, 0)``.
 
     Parameters
     ----------
     a : array_like
-        Real input.
-    axis : None or int, optional
-        Axis to reduce; ``None`` reduces all.
+        Real input (a pandas Series or DataFrame gives its float64 values).
+    axis : None, int or tuple of ints, optional
+        Axes to reduce; ``None`` reduces all.
     xp : module, optional
         Namespace to use (detected from ``a`` by default).
 
     Returns
     -------
-    m : array
-        The maximum along ``axis``.
-    s : array
-        ``sum(exp(a - m))`` along ``axis`` (between 1 and the number of terms, or 0).
+    LogsumexpPartial
+        The named tuple ``(max, sum)``:
+
+        max : array
+            The maximum along ``axis``.
+        sum : array
+            ``sum(exp(a - m))`` along ``axis`` (between 1 and the number of terms, or 0).
 
     Raises
     ------
@@ -382,48 +442,112 @@ def logsumexp_partial(a, axis=None, *, xp=None):
     (0.0, 2.0)
     """
     validated(PARTIAL_OPTIONS, axis=axis)
+    a, _ = unwrap_frame(a, "a")
     xp = array_namespace(a) if xp is None else xp
     a = as_float_array(a, xp, "a")
     axes = check_axis(axis, a.ndim)
+    if any(a.shape[ax] == 0 for ax in axes):        # the empty sum: (-inf, 0)
+        shape = tuple(n for i, n in enumerate(a.shape) if i not in axes)
+        return LogsumexpPartial(xp.full(shape, -xp.inf, dtype=a.dtype, device=_device(a)),
+                                xp.zeros(shape, dtype=a.dtype, device=_device(a)))
     with np.errstate(invalid="ignore"):
         m = xp.max(a, axis=axes, keepdims=True)
         safe_m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
         s = xp.sum(xp.exp(a - safe_m), axis=axes, keepdims=True)
         s = xp.where(xp.isfinite(m), s, xp.where(m > 0, s, xp.zeros_like(s)))
-    return _squeeze(m, axes, False, xp), _squeeze(s, axes, False, xp)
+    return LogsumexpPartial(_squeeze(m, axes, False, xp), _squeeze(s, axes, False, xp))
+
+
+def _is_pair(x):
+    """A partial: a :class:`LogsumexpPartial`, or a tuple / list of two items (not an
+    array, whose rows would be read as chunks)."""
+    return isinstance(x, LogsumexpPartial) or (isinstance(x, (tuple, list)) and len(x) == 2)
+
+
+def _partials_of(maxes, sums):
+    """The partials that ``logsumexp_merge(maxes, sums)`` was given, or None for the
+    stacked form: two :class:`LogsumexpPartial`, one, or one sequence of pairs."""
+    first, second = isinstance(maxes, LogsumexpPartial), isinstance(sums, LogsumexpPartial)
+    if first and (second or sums is None):
+        return [maxes] if sums is None else [maxes, sums]
+    if first or second:
+        raise TypeError("logsumexp_merge got a partial of logsumexp_partial together with "
+                        "an array; pass two partials, a sequence of partials, or the "
+                        "stacked maxes and sums")
+    if sums is None and isinstance(maxes, (tuple, list)) and all(map(_is_pair, maxes)):
+        return list(maxes)
+    if sums is None:
+        raise TypeError("logsumexp_merge needs sums with stacked maxes; or pass two "
+                        "partials of logsumexp_partial, or a sequence of them")
+    if all(type(x) is tuple and len(x) == 2 for x in (maxes, sums)):
+        # (m1, s1), (m2, s2) unpacked by hand, or the stacked (m1, m2), (s1, s2)?
+        raise TypeError("logsumexp_merge got two plain tuples of two, which could be two "
+                        "(max, sum) partials or two stacked chunks: pass the partials in "
+                        "a list, logsumexp_merge([(m1, s1), (m2, s2)]), or the stacked "
+                        "maxes and sums as arrays")
+    return None
+
+
+def _stack_partials(partials):
+    """(maxes, sums) of ``partials`` stacked along a new first axis (broadcast first)."""
+    arrays = [x for p in partials for x in p]
+    xp = array_namespace(*arrays)
+    arrays = [as_float_array(x, xp, "a partial") for x in arrays]
+    try:
+        arrays = xp.broadcast_arrays(*arrays)
+    except ValueError:
+        shapes = [tuple(x.shape) for x in arrays]
+        raise ValueError(f"the partials' arrays do not broadcast together: {shapes}") from None
+    return xp.stack(arrays[0::2]), xp.stack(arrays[1::2])
 
 
 @MERGE_OPTIONS.entry
-def logsumexp_merge(maxes, sums, axis=0):
-    """Merge partials ``(m_j, s_j)`` along ``axis`` into one ``(m, s)``.
+def logsumexp_merge(maxes, sums=None, axis=0):
+    """Merge partials ``(m_j, s_j)`` of disjoint chunks into one ``(m, s)``.
 
     .. math:: m = \\max_j m_j, \\qquad s = \\sum_j s_j e^{m_j - m}
 
     so that ``log(s) + m`` is the log-sum-exp over all chunks. Chunks with ``m_j = -inf``
-    contribute nothing.
+    (empty or all ``-inf``) contribute nothing.
+
+    Two forms are accepted:
+
+    - the partials themselves, as :func:`logsumexp_partial` (or this function) returns
+      them: ``logsumexp_merge(p1, p2)`` or ``logsumexp_merge([p1, p2, ...])`` (any number;
+      plain ``(m, s)`` tuples are accepted inside the list). The partials' arrays must
+      broadcast together; ``axis`` must be left at 0.
+    - stacked arrays: ``logsumexp_merge(maxes, sums, axis)`` with the chunk maxima and
+      scaled sums stacked along ``axis``.
+
+    ``logsumexp_merge((m1, s1), (m2, s2))`` with two plain tuples of two is ambiguous (two
+    partials, or two stacked chunks) and raises: put partials in a list,
+    ``logsumexp_merge([(m1, s1), (m2, s2)])``, and stacked chunks in arrays.
 
     Parameters
     ----------
-    maxes : array_like
-        Chunk maxima ``m_j`` (from :func:`logsumexp_partial`), stacked along ``axis``.
-    sums : array_like
-        Matching scaled sums ``s_j``.
+    maxes : LogsumexpPartial, sequence of partials, or array_like
+        A partial (then ``sums`` is the second one), a sequence of partials (then ``sums``
+        is None), or the chunk maxima ``m_j`` stacked along ``axis``.
+    sums : LogsumexpPartial or array_like, optional
+        The second partial, or the scaled sums ``s_j`` matching stacked ``maxes``.
     axis : int, optional
-        The axis along which chunks are stacked.
+        The axis along which stacked chunks lie.
 
     Returns
     -------
-    m : array
-        The overall maximum.
-    s : array
-        The overall scaled sum.
+    LogsumexpPartial
+        The named tuple ``(max, sum)`` of the union: the overall maximum and scaled sum.
+        It merges again like any partial.
 
     Raises
     ------
     TypeError
-        Complex or non-numeric input, boolean ``maxes``, or an ``axis`` that is not an int.
+        Complex or non-numeric input, boolean ``maxes``, an ``axis`` that is not an int,
+        a partial mixed with an array, stacked ``maxes`` without ``sums``, or two plain
+        tuples of two (ambiguous).
     ValueError
-        ``maxes`` and ``sums`` that do not broadcast together, or ``axis`` out of bounds.
+        ``maxes`` and ``sums`` (or the partials' arrays) that do not broadcast together,
+        ``axis`` out of bounds, or an ``axis`` other than 0 with partials.
 
     References
     ----------
@@ -435,12 +559,23 @@ def logsumexp_merge(maxes, sums, axis=0):
     >>> import numpy as np
     >>> from solvers import logsumexp, logsumexp_partial, logsumexp_merge
     >>> a = np.arange(10.0)
-    >>> parts = [logsumexp_partial(c) for c in (a[:3], a[3:])]
-    >>> m, s = logsumexp_merge(np.array([p[0] for p in parts]), np.array([p[1] for p in parts]))
+    >>> m, s = logsumexp_merge(logsumexp_partial(a[:3]), logsumexp_partial(a[3:]))
+    >>> bool(np.isclose(np.log(s) + m, logsumexp(a)))
+    True
+    >>> parts = [logsumexp_partial(c) for c in np.split(a, 5)]
+    >>> m, s = logsumexp_merge(np.stack([p.max for p in parts]), np.stack([p.sum for p in parts]))
     >>> bool(np.isclose(np.log(s) + m, logsumexp(a)))
     True
     """
     validated(MERGE_OPTIONS, axis=axis)
+    partials = _partials_of(maxes, sums)
+    if partials is not None:
+        if axis != 0:
+            raise ValueError(f"axis={axis!r} applies to stacked maxes and sums; partials "
+                             "are merged elementwise (leave axis at 0)")
+        if not partials:
+            return LogsumexpPartial(np.float64(-np.inf), np.float64(0.0))
+        maxes, sums = _stack_partials(partials)
     xp = array_namespace(maxes, sums)
     if xp.isdtype(xp.asarray(maxes).dtype, "bool"):
         raise TypeError("maxes must be real numbers (chunk maxima), got dtype bool")
@@ -454,11 +589,11 @@ def logsumexp_merge(maxes, sums, axis=0):
     axes = check_axis(axis, maxes.ndim)
     if any(maxes.shape[ax] == 0 for ax in axes):  # no chunk: the empty sum (-inf, 0)
         shape = tuple(n for i, n in enumerate(maxes.shape) if i not in axes)
-        return (xp.full(shape, -xp.inf, dtype=maxes.dtype),
-                xp.zeros(shape, dtype=sums.dtype))
+        return LogsumexpPartial(xp.full(shape, -xp.inf, dtype=maxes.dtype),
+                                xp.zeros(shape, dtype=sums.dtype))
     with np.errstate(invalid="ignore"):
         m = xp.max(maxes, axis=axes, keepdims=True)
         safe_m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
         scale = xp.where(maxes == -xp.inf, xp.zeros_like(maxes), xp.exp(maxes - safe_m))
         s = xp.sum(sums * scale, axis=axes, keepdims=True)
-    return _squeeze(m, axes, False, xp), _squeeze(s, axes, False, xp)
+    return LogsumexpPartial(_squeeze(m, axes, False, xp), _squeeze(s, axes, False, xp))

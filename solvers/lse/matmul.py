@@ -11,7 +11,8 @@ import numpy as np
 from .._lib.namespace import array_namespace
 from .._lib.backend import resolve_backend
 from ._core_options import MATMUL_OPTIONS, validated
-from ._lse_kernels import join_lazy, kernel
+from .._lib.frames import unwrap_frame
+from ._lse_kernels import join_lazy, kernel, matmul_work
 
 
 def _fold_block_generic(tile, row_max, row_sum, xp):
@@ -38,7 +39,9 @@ def logsumexp_matmul(A, B, *, log_b=None, block_size=None, backend="auto"):
     A : array, shape (n, k)
     B : array, shape (k, m)
     log_b : array, shape (m,), optional
-        Log-weights added to each column (``-inf`` drops a column).
+        Log-weights added to each column (``-inf`` drops a column). ``A``, ``B`` and
+        ``log_b`` may be pandas DataFrames / Series (their float64 values are used; the
+        result is a numpy array).
     block_size : int, optional
         Tile edge: peak extra memory is about ``block_size**2`` floats per thread (32 MiB
         at 2048 in float64), independent of ``n`` and ``m``. By default the Numba path
@@ -48,7 +51,9 @@ def logsumexp_matmul(A, B, *, log_b=None, block_size=None, backend="auto"):
     backend : {"auto", "numpy", "numba", "cupy"}, optional
         ``"auto"``: Numba for numpy input (in parallel over blocks of rows with BLAS held
         to one thread per block when there is enough work and Numba has more than one
-        thread, else one thread with BLAS as configured), the generic code otherwise.
+        thread, else one thread with BLAS as configured), the generic code otherwise and
+        for small numpy problems, where it answers without compiling
+        (``n * m * max(k, 64) < 2**23``).
 
     Returns
     -------
@@ -77,7 +82,8 @@ def logsumexp_matmul(A, B, *, log_b=None, block_size=None, backend="auto"):
     True
     """
     cfg = validated(MATMUL_OPTIONS, block_size=block_size, backend=backend)
-    A, B, log_b = join_lazy(A, B, log_b)
+    A, B, log_b = join_lazy(*(unwrap_frame(x, name)[0] for x, name in
+                              ((A, "A"), (B, "B"), (log_b, "log_b"))))
     xp = array_namespace(A, B, log_b)
     be = resolve_backend(cfg.backend, xp)
     A, B, log_b = MATMUL_OPTIONS.arrays(be, A=A, B=B, log_b=log_b)
@@ -92,8 +98,9 @@ def logsumexp_matmul(A, B, *, log_b=None, block_size=None, backend="auto"):
         log_b = xpc.astype(log_b, dtype, copy=False)
         if log_b.shape[0] != m:
             raise ValueError(f"log_b must have shape ({m},), got {tuple(log_b.shape)}")
-    out = kernel("lse_matmul", be, generic=_lse_matmul_generic)(A, B, log_b, cfg.block_size,
-                                                                 xpc)
+    fold = kernel("lse_matmul", be, generic=_lse_matmul_generic,
+                  size=matmul_work(A.shape[0], A.shape[1], m))
+    out = fold(A, B, log_b, cfg.block_size, xpc)
     return be.to_input(out)
 
 
