@@ -36,7 +36,7 @@ import numpy as np
 
 from .._lib.backend import resolve_backend
 from .._lib.namespace import array_namespace
-from .._lib.results import make_result
+from .._lib.results import make_result, STOPPED_BY_CALLBACK
 from .._lib.rng import Draws, check_rng
 from .._lib.validation import check_callback
 from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
@@ -44,6 +44,7 @@ from .._lib.validation import (as_float_array, check_finite, check_positive, che
 from ..lse import logsumexp
 from ._lightsb_fit import _Fitter, NONFINITE, SUCCESS
 from ._lightsb_kernels import Kernels
+from ._lightsb_search import Search
 from ._lightsb_model import Params, S_matrices
 from ._lightsb_result import SchrodingerBridgeResult, bridge_from_parameters
 
@@ -192,9 +193,26 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
         split_tol=split_tol, init_scale=init_scale, n_restarts=n_restarts, maxiter=maxiter,
         lr=lr, lr_decay=lr_decay, validation_fraction=validation_fraction)
     be, x0, x1 = _validate_samples(x0, x1, opts["n_components"], backend)
-    fitter = _init_fitter(x0, x1, opts, be, rng, check_callback(callback), progress)
-    runs = fitter.candidates(x0, x1)
-    return _finish(runs, opts, be, backend, time.perf_counter() - start_time)
+    fitter = _init_fitter(x0, x1, opts, be, rng, progress)
+    search = Search(fitter, callback=check_callback(callback), progress=progress,
+                    start_time=start_time,
+                    to_bridge=lambda p: _bridge_view(p, opts, be, backend))
+    _add_candidates(search, opts, x0, x1)
+    search.run()
+    return _finish(search, opts, be, backend, time.perf_counter() - start_time)
+
+
+def _add_candidates(search, opts, x0_all, x1_all):
+    """The starts of ``init``, ``n_restarts`` times, each with its own random stream
+    (spawned in this order, so results do not depend on how the search runs them)."""
+    init, reps = opts["init"], opts["n_restarts"]
+    kinds = {"auto": ("split", "kmeans++")}.get(init, (init,))
+    fitter = search.fitter
+    for i in range(reps):
+        for kind in kinds:
+            label = kind if reps == 1 else f"{kind} #{i + 1}"
+            draws = Draws(np.random.default_rng(fitter.draws.spawn_seed()), fitter.xp)
+            search.add(kind, label, draws, x0_all, x1_all)
 
 
 def _validate_options(**o):
@@ -247,39 +265,69 @@ def _validate_samples(x0, x1, K, backend):
     return be, xp.astype(x0, dtype), xp.astype(x1, dtype)
 
 
-def _init_fitter(x0, x1, opts, be, rng, callback, progress):
+def _init_fitter(x0, x1, opts, be, rng, progress):
     """The solver state: kernels, draws, block size and (L-BFGS) the held-out split."""
     K, D = opts["n_components"], x0.shape[1]
     width = (K + 2) * D * (D if opts["covariance"] == "full" else 1)
     opts["chunk"] = max(256, int(2 ** 21 // max(width, 1)))
     fitter = _Fitter(x0, x1, opts["epsilon"], be=be, kernels=Kernels(be),
-                     draws=Draws(check_rng(rng), be.xp), opts=opts, callback=callback,
-                     progress=progress)
+                     draws=Draws(check_rng(rng), be.xp), opts=opts, progress=progress)
     if opts["optimizer"] == "lbfgs" and opts["validation_fraction"] > 0:
         fitter.hold_out(opts["validation_fraction"])
     return fitter
 
 
-def _finish(runs, opts, be, backend, seconds):
-    """Pick the best-scored run, fix the gauge and build the result."""
+def _bridge_fields(params, opts, be, backend):
+    """The result fields of a bridge with these parameters (gauge fixed: the weights
+    sum to one), and the gauge-fixed parameters."""
     xp = be.xp
-    scores = [sc for _, sc, _ in runs]
-    best = min(range(len(runs)), key=lambda i: scores[i] if math.isfinite(scores[i]) else math.inf)
-    params, history, nit, status, message = runs[best][0]
-    stages = [st for _, _, run_stages in runs for st in run_stages]
     la = params.la - logsumexp(params.la, backend=Kernels(be).lse)
-    params = Params(la, params.r, params.q, opts["covariance"])
+    params = Params(la, params.r, params.q, params.kind)
+    fields = dict(log_alpha=be.to_input(la), r=be.to_input(params.r),
+                  S=be.to_input(S_matrices(params, xp)), epsilon=opts["epsilon"],
+                  covariance=opts["covariance"], optimizer=opts["optimizer"],
+                  n_components=int(params.r.shape[0]), backend=backend)
+    return fields, params
+
+
+def _bridge_view(params, opts, be, backend):
+    """The iterate as a :class:`SchrodingerBridgeResult` (what a callback sees as
+    ``intermediate_result.bridge``)."""
+    fields, params = _bridge_fields(params, opts, be, backend)
+    return SchrodingerBridgeResult(**fields)._attach(params)
+
+
+def _candidate_record(c):
+    """What the result keeps of one candidate (see ``candidates`` in the docstring)."""
+    rows = np.asarray(c.history, dtype=np.float64).reshape(-1, 4)
+    return {"label": c.label, "outcome": c.outcome, "score": c.best_val,
+            "n_components": None if c.best is None else int(c.best[1].r.shape[0]),
+            "stages": list(c.stages), "nit": c.nit, "seconds": c.seconds,
+            "history": {"n_components": rows[:, 0].astype(np.int64), "loss": rows[:, 1],
+                        "val_loss": rows[:, 2], "time": rows[:, 3]}}
+
+
+def _finish(search, opts, be, backend, seconds):
+    """Pick the candidate with the lowest score, fix the gauge and build the result."""
+    xp = be.xp
+    cands = search.candidates
+    ran = [c for c in cands if c.best is not None]
+    win = min(ran, key=lambda c: c.best[0] if math.isfinite(c.best[0]) else math.inf)
+    _, params, status, message = win.best
+    if search.stopped:
+        status, message = STOPPED_BY_CALLBACK
     finite = all(bool(xp.all(xp.isfinite(a))) for a in params.arrays())
     if not finite and status in SUCCESS:
         status, message = NONFINITE[0], "parameters became non-finite"
-    hist = np.asarray(history, dtype=np.float64)
+    hist = np.asarray([row[1] for row in win.history], dtype=np.float64)
+    records = [_candidate_record(c) for c in cands]
+    for rec, c in zip(records, cands):
+        rec["kept"] = c is win
+    fields, params = _bridge_fields(params, opts, be, backend)
     res = make_result(
         status, success=status in SUCCESS, message=message,
-        result_class=SchrodingerBridgeResult,
-        log_alpha=be.to_input(la), r=be.to_input(params.r),
-        S=be.to_input(S_matrices(params, xp)), epsilon=opts["epsilon"],
-        covariance=opts["covariance"], fun=float(hist[-1]) if hist.size else math.nan,
-        loss=hist, nit=nit, optimizer=opts["optimizer"],
-        n_components=int(params.r.shape[0]), backend=backend, restart_scores=scores,
-        stages=stages, fit_seconds=seconds)
+        result_class=SchrodingerBridgeResult, fun=float(hist[-1]) if hist.size else math.nan,
+        loss=hist, nit=search.nit, restart_scores=[c.best_val for c in cands],
+        stages=[st for c in cands for st in c.stages], candidates=records,
+        fit_seconds=seconds, **fields)
     return res._attach(params)
