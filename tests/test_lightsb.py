@@ -561,3 +561,86 @@ def test_make_pair_takes_rng_like_every_other_function():
     assert not np.array_equal(g1.means, a.means)
     with pytest.raises(ValueError, match="rng"):
         make_pair(3, 1.0, rng=-1)
+
+
+# ----------------------------------------------------------------------------------------
+# the steppable L-BFGS and the candidate search
+# ----------------------------------------------------------------------------------------
+def _recording(fun, log):
+    def wrapped(v):
+        f, g = fun(v)
+        log.append((v.copy(), f, g.copy()))
+        return f, g
+    return wrapped
+
+
+def test_lbfgs_solves_a_quadratic_and_its_steps_meet_the_strong_wolfe_conditions():
+    """On a convex quadratic the minimiser is A^{-1} b; on Rosenbrock (10-D) every
+    accepted step satisfies sufficient decrease and the strong curvature condition."""
+    from scipy.optimize import rosen, rosen_der
+    from solvers.transport._lightsb_lbfgs import LBFGS, C1, C2
+
+    rng = np.random.default_rng(0)
+    A, b = _spd(rng, 30, lo=0.1), rng.normal(size=30)
+    opt = LBFGS(lambda v: (0.5 * v @ A @ v - b @ v, A @ v - b), np.zeros(30))
+    while opt.nit < 200 and opt.step():
+        pass
+    assert opt.converged and "floating-point precision" in opt.message and opt.nit < 100
+    np.testing.assert_allclose(opt.x, np.linalg.solve(A, b), rtol=1e-6, atol=1e-6)
+    x0 = np.tile([-1.2, 1.0], 5)
+    opt = LBFGS(lambda v: (rosen(v), rosen_der(v)), x0)
+    for _ in range(300):
+        x, f, g = opt.x.copy(), opt.f, opt.g.copy()
+        if np.linalg.norm(g) < 1e-9 or not opt.step():
+            break
+        s = opt.x - x
+        assert opt.f <= f + C1 * (g @ s) + 1e-15
+        assert abs(opt.g @ s) <= C2 * abs(g @ s) + 1e-15
+    np.testing.assert_allclose(opt.x, np.ones(10), atol=1e-6)
+
+
+def test_lbfgs_stops_with_a_message_when_no_step_decreases_the_loss():
+    """A loss that is NaN away from the start: no step has sufficient decrease."""
+    from solvers.transport._lightsb_lbfgs import LBFGS
+
+    def fun(v):
+        f = float(v @ v) if np.all(v == 1.0) else math.nan
+        return f, 2 * v
+
+    opt = LBFGS(fun, np.ones(3), max_evals=8)
+    assert not opt.step() and "line search" in opt.message and not opt.converged
+    assert opt.nit == 0 and opt.nfev == 9 and np.array_equal(opt.x, np.ones(3))
+    assert "non-finite" in LBFGS(lambda v: (math.inf, v), np.ones(2)).message
+
+
+@pytest.mark.parametrize("curve, target, expected", [
+    ([5.0] * 20, 4.0, True),                   # flat above the target
+    ([5.0] * 20, 6.0, False),                  # already below it
+    ([10.0 - 0.25 * i for i in range(20)], 4.0, False),  # still falling fast
+    ([5.0] * 8, 4.0, False),                   # too short to judge
+])
+def test_cannot_overtake_reads_the_recent_drop_of_the_curve(curve, target, expected):
+    from solvers.transport._lightsb_search import cannot_overtake
+
+    assert cannot_overtake(curve, target) is expected
+    assert cannot_overtake(curve, math.inf) is False
+
+
+def test_numba_blocked_statistics_match_generic_over_several_blocks():
+    """A full batch large enough for the blocked BLAS path (three row blocks, the last
+    one short) gives the generic statistics."""
+    import array_api_compat.numpy as cnp
+    from solvers.transport import _lightsb_numba as nb
+    from solvers.transport._lightsb_model import diag_stats_xp
+
+    rng = np.random.default_rng(3)
+    K, D = 3, 60
+    la, r = rng.normal(size=K), rng.normal(size=(K, D))
+    s = np.exp(0.2 * rng.normal(size=(K, D)))
+    x, y = rng.normal(size=(2500, D)), rng.normal(size=(2300, D)) + 0.3
+    assert (x.shape[0] + y.shape[0]) * K * D >= nb.FUSED_WORK > 0
+    assert x.shape[0] > 2 * nb.BLOCK_ROWS
+    got = nb.diag_stats(x, y, la, r, s, 0.8)
+    ref = diag_stats_xp(x, y, la, r, s, 0.8, xp=cnp, lse_backend="numpy", chunk=700)
+    for a, b in zip(got, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-9)

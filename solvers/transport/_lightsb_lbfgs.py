@@ -15,6 +15,8 @@ import numpy as np
 
 #: sufficient decrease and curvature constants of the strong Wolfe conditions
 C1, C2 = 1e-4, 0.9
+#: relative size of a predicted decrease below which the loss's rounding hides it
+ROUNDING = 1e-10
 
 
 class LBFGS:
@@ -25,6 +27,9 @@ class LBFGS:
     x, f, g : the current iterate, its value and gradient
     nit, nfev : iterations done and function evaluations spent
     message : why the last :meth:`step` returned False (``None`` while it can go on)
+    converged : True when it stopped because the loss cannot decrease further at
+        floating-point precision (the step's predicted gain is below the rounding of the
+        loss), not because the line search failed
     """
 
     def __init__(self, fun, x0, *, memory=20, max_evals=40):
@@ -33,6 +38,7 @@ class LBFGS:
         self.f, self.g = self._eval(self.x)
         self.nfev, self.nit = 1, 0
         self.pairs = []            # (s, y, 1 / s^T y), oldest first
+        self.converged = False
         self.message = None if math.isfinite(self.f) else "non-finite loss at the start"
 
     def _eval(self, x):
@@ -69,8 +75,12 @@ class LBFGS:
                 return False
         t0 = 1.0 if self.pairs else min(1.0, 1.0 / math.sqrt(-slope))
         found = self._line_search(d, slope, t0)
-        if found is None:
-            self.message = "the line search found no step with sufficient decrease"
+        if found is None or not found[1] < self.f:
+            # at the rounding floor the loss cannot tell better points from worse ones
+            self.converged = -slope * t0 <= ROUNDING * max(abs(self.f), 1.0)
+            self.message = ("the loss stopped decreasing at floating-point precision"
+                            if self.converged else
+                            "the line search found no step with sufficient decrease")
             return False
         t, f, g = found
         s, y = t * d, g - self.g

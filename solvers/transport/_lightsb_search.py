@@ -93,9 +93,8 @@ class StageFit:
             return False
         opt, o = self.opt, self.fitter.opts
         if not opt.step():
-            self.status = NONFINITE if not math.isfinite(opt.f) else (
-                int(Status.MAXFEV), opt.message)
-            self.status, self.message = self.status
+            code = Status.CONVERGED if opt.converged else Status.MAXFEV
+            self.status, self.message = int(code), opt.message
             return False
         self.loss = opt.f
         self.val = self._val(opt.x, opt.f)
@@ -315,7 +314,8 @@ class Search:
         self._bar = Progress(o["maxiter"], label, enabled=self.progress)
         if o["optimizer"] == "adam":
             monitor = None if self.callback is None else (
-                lambda st, p, loss, nit: self._report(candidate, p, loss, math.nan))
+                lambda st, p, loss, nit: self._report(candidate, p, loss, math.nan,
+                                                      self.nit + nit))
             return AdamStage(self.fitter, params, self.clock, candidate.draws, monitor)
         return StageFit(self.fitter, params, self.clock)
 
@@ -345,19 +345,21 @@ class Search:
         return self.candidates
 
     def _step(self, c):
+        st = c.stage               # (c.advance may move on to the next stage)
         new = c.advance()
         self.nit += len(new)
         if new and self._bar is not None:
             self._bar.update(len(new), loss=new[-1][0])
-        st = c.stage
         if new and self.callback is not None and not isinstance(st, AdamStage):
             if self._report(c, st.params, st.loss, st.val):
                 c.stop("stopped")
                 self.stopped = True
                 return
         if isinstance(st, AdamStage) and st.status == STOPPED_BY_CALLBACK[0]:
+            c.outcome = "stopped"
             self.stopped = True
             return
+        st = c.stage
         if c.done or not st.curve:
             return
         if c.final_stage() and cannot_overtake(st.curve, self._bar_for(c)):
@@ -372,12 +374,12 @@ class Search:
         others = [o.best_val for o in self.candidates if o is not c]
         return min(others, default=math.inf)
 
-    def _report(self, c, params, loss, val):
+    def _report(self, c, params, loss, val, nit=None):
         """Call the user's callback with the iterate; True if it asked to stop."""
         xp = self.fitter.xp
         return call_callback(
             self.callback, x=self.fitter.be.to_input(params.flat(xp)), fun=float(loss),
-            nit=self.nit, candidate=c.label, n_components=int(params.r.shape[0]),
+            nit=self.nit if nit is None else nit, candidate=c.label, n_components=int(params.r.shape[0]),
             val_loss=float(val), elapsed=self.clock(), bridge=self.to_bridge(params))
 
 
