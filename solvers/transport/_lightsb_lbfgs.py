@@ -15,12 +15,14 @@ import numpy as np
 
 #: sufficient decrease and curvature constants of the strong Wolfe conditions
 C1, C2 = 1e-4, 0.9
-#: relative size of a predicted decrease below which the loss's rounding hides it
-ROUNDING = 1e-10
+
 
 
 class LBFGS:
     """Unconstrained L-BFGS on ``fun(v) -> (f, g)``; :meth:`step` does one iteration.
+
+    ``rounding`` is the relative accuracy of ``f``: a line search that finds no decrease
+    where the step's predicted gain is below it ends the run as converged.
 
     Attributes
     ----------
@@ -32,8 +34,9 @@ class LBFGS:
         loss), not because the line search failed
     """
 
-    def __init__(self, fun, x0, *, memory=20, max_evals=40):
+    def __init__(self, fun, x0, *, memory=20, max_evals=40, rounding=1e-10):
         self.fun, self.memory, self.max_evals = fun, memory, max_evals
+        self.rounding = rounding
         self.x = np.array(x0, dtype=np.float64)
         self.f, self.g = self._eval(self.x)
         self.nfev, self.nit = 1, 0
@@ -77,7 +80,7 @@ class LBFGS:
         found = self._line_search(d, slope, t0)
         if found is None or not found[1] < self.f:
             # at the rounding floor the loss cannot tell better points from worse ones
-            self.converged = -slope * t0 <= ROUNDING * max(abs(self.f), 1.0)
+            self.converged = -slope * t0 <= self.rounding * max(abs(self.f), 1.0)
             self.message = ("the loss stopped decreasing at floating-point precision"
                             if self.converged else
                             "the line search found no step with sufficient decrease")

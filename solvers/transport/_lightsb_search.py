@@ -22,6 +22,8 @@ from ._lightsb_model import Params, loss_and_grad
 MEMORY = 20
 #: loss evaluations one line search may spend
 MAX_EVALS = 40
+#: the loss's relative accuracy in units of its dtype's epsilon (sums over many rows)
+ROUNDING_ULPS = 1e4
 #: the drop rule (:func:`cannot_overtake`): iterations before a fit can be judged, the
 #: share of its iterations its recent drop is read over, and the factor on that drop
 WINDOW, WINDOW_SHARE, FACTOR = 10, 0.25, 4.0
@@ -45,7 +47,8 @@ class StageFit:
         self.n_components = self.shapes[1][0]
         host = np.float32 if self.dtype == self.xp.float32 else np.float64
         v0 = to_host(params.flat(self.xp)).astype(host).astype(np.float64)
-        self.opt = LBFGS(self._fun, v0, memory=MEMORY, max_evals=MAX_EVALS)
+        rounding = ROUNDING_ULPS * float(np.finfo(host).eps)
+        self.opt = LBFGS(self._fun, v0, memory=MEMORY, max_evals=MAX_EVALS, rounding=rounding)
         self.loss = self.opt.f
         self.val = self._val(v0, self.opt.f) if math.isfinite(self.opt.f) else math.nan
         self.best_v, self.best_val, self.bad = v0, self.val, 0
@@ -163,24 +166,23 @@ class Candidate:
     overtake the best) or ``"stopped"`` (by the callback).
     """
 
-    def __init__(self, label, search, first):
-        self.label, self.search = label, search
+    def __init__(self, label, search, make_start, draws):
+        self.label, self.search, self.draws = label, search, draws
+        self.make_start = make_start    # the first stage's parameters, drawn when it starts
         self.stages, self.history = [], []
         self.best = None            # (score, params, status, message) of the best stage
         self.nit, self.seconds, self.outcome = 0, 0.0, None
-        self.stage = search.new_stage(self, first)
+        self.stage = None
 
     @property
     def done(self):
         return self.outcome is not None
 
     @property
-    def n_components(self):
-        return self.stage.n_components
-
-    @property
     def best_val(self):
         """The score of the fit it would return if it ended now (inf before any)."""
+        if self.stage is None:
+            return math.inf
         now = self.stage.best_val if not self.done else math.inf
         now = now if math.isfinite(now) else math.inf
         if self.best is None:
@@ -188,8 +190,11 @@ class Candidate:
         return now if now < self.best[0] - self.tolerance() else self.best[0]
 
     def advance(self):
-        """One iteration of the current stage, moving to the next stage when it ends."""
+        """One iteration of the current stage, moving to the next stage when it ends;
+        returns that stage and the history rows it added."""
         t0 = time.perf_counter()
+        if self.stage is None:
+            self.stage = self.search.new_stage(self, self.make_start())
         st = self.stage
         seen = len(st.rows)
         st.advance()
@@ -199,7 +204,7 @@ class Candidate:
         if st.done:
             self._end_stage()
         self.seconds += time.perf_counter() - t0
-        return new
+        return st, new
 
     def _end_stage(self):
         st = self.stage
@@ -207,7 +212,9 @@ class Candidate:
         self.stages.append((st.n_components, score))
         if self.best is None or score < self.best[0] - self.tolerance():
             self.best = (score, st.best_params, st.status, st.message)
-            nxt = self.next_stage() if st.status in SUCCESS else None
+            # a failed line search still leaves a usable fit to grow from
+            usable = st.status in SUCCESS or st.status == int(Status.MAXFEV)
+            nxt = self.next_stage() if usable else None
         else:
             nxt = None
         if nxt is None:
@@ -242,10 +249,6 @@ class Candidate:
 class SplitPath(Candidate):
     """Grow 1 -> 2 -> 4 -> ... -> n_components components while each split lowers the
     score by more than ``split_tol``."""
-
-    def __init__(self, label, search, first, draws):
-        self.draws = draws
-        super().__init__(label, search, first)
 
     def tolerance(self):
         return self.search.fitter.opts["split_tol"]
@@ -320,12 +323,13 @@ class Search:
         return StageFit(self.fitter, params, self.clock)
 
     def add(self, kind, label, draws, x0_all, x1_all):
-        """A candidate: the split path or a fixed start (``"kmeans++"``, ``"random"``)."""
+        """A candidate: the split path or a fixed start (``"kmeans++"``, ``"random"``).
+        Its start is drawn from ``draws`` when it first runs."""
         f = self.fitter
         K = 1 if kind == "split" else f.opts["n_components"]
-        first = f.initial(K, x0_all, x1_all, kind, draws)
         cls = SplitPath if kind == "split" else FixedStart
-        self.candidates.append(cls(label, self, first, draws))
+        self.candidates.append(
+            cls(label, self, lambda: f.initial(K, x0_all, x1_all, kind, draws), draws))
         return self.candidates[-1]
 
     # -- running ----------------------------------------------------------------------
@@ -345,8 +349,7 @@ class Search:
         return self.candidates
 
     def _step(self, c):
-        st = c.stage               # (c.advance may move on to the next stage)
-        new = c.advance()
+        st, new = c.advance()      # (c.stage may have moved on to the next stage)
         self.nit += len(new)
         if new and self._bar is not None:
             self._bar.update(len(new), loss=new[-1][0])
@@ -360,7 +363,7 @@ class Search:
             self.stopped = True
             return
         st = c.stage
-        if c.done or not st.curve:
+        if c.done or st is None or not st.curve:
             return
         if c.final_stage() and cannot_overtake(st.curve, self._bar_for(c)):
             c.stop("dropped")
@@ -385,7 +388,3 @@ class Search:
 
 class FixedStart(Candidate):
     """A single fit from a fixed start of ``n_components`` components."""
-
-    def __init__(self, label, search, first, draws):
-        self.draws = draws
-        super().__init__(label, search, first)

@@ -203,16 +203,14 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
 
 
 def _add_candidates(search, opts, x0_all, x1_all):
-    """The starts of ``init``, ``n_restarts`` times, each with its own random stream
-    (spawned in this order, so results do not depend on how the search runs them)."""
+    """The starts of ``init``, ``n_restarts`` times. They run one after the other and
+    draw from the one stream of ``rng`` in that order (the held-out split first)."""
     init, reps = opts["init"], opts["n_restarts"]
     kinds = {"auto": ("split", "kmeans++")}.get(init, (init,))
-    fitter = search.fitter
     for i in range(reps):
         for kind in kinds:
             label = kind if reps == 1 else f"{kind} #{i + 1}"
-            draws = Draws(np.random.default_rng(fitter.draws.spawn_seed()), fitter.xp)
-            search.add(kind, label, draws, x0_all, x1_all)
+            search.add(kind, label, search.fitter.draws, x0_all, x1_all)
 
 
 def _validate_options(**o):
