@@ -450,16 +450,91 @@ def test_auto_init_keeps_the_better_of_split_and_kmeanspp():
     x0, x1 = rng.normal(size=(400, 2)), np.concatenate([rng.normal(size=(200, 2)) + 3,
                                                          rng.normal(size=(200, 2)) - 3])
     sb = schrodinger_bridge(x0, x1, 1.0, n_components=4, rng=0)
-    split_score, kmeans_score = sb.restart_scores
-    assert sb.stages[0][0] == 1 and sb.stages[-1] == (4, kmeans_score)
-    assert min(sc for _, sc in sb.stages[:-1]) == split_score
-    if kmeans_score < split_score:
-        assert sb.n_components == 4
-    else:
-        kept = max(k for k, sc in sb.stages[:-1] if sc == split_score)
-        assert sb.n_components == kept
+    split, kmeans = sb.candidates
+    assert (split["label"], kmeans["label"]) == ("split", "kmeans++")
+    assert sb.restart_scores == [split["score"], kmeans["score"]]
+    assert sb.stages == split["stages"] + kmeans["stages"] and sb.stages[0][0] == 1
+    kept = split if split["score"] <= kmeans["score"] else kmeans
+    assert kept["kept"] and sb.n_components == kept["n_components"]
+    assert [c["kept"] for c in sb.candidates].count(True) == 1
+    # the split path keeps the last size whose split lowered the score by split_tol
+    sizes = [k for k, _ in split["stages"]]
+    assert sizes == [2 ** i for i in range(len(sizes))] or sizes[-1] == 4
     one = schrodinger_bridge(x0, x1, 1.0, n_components=1, rng=0)
     assert len(one.restart_scores) == 1 and one.n_components == 1
+
+
+def _dropping_fit(**kw):
+    """Recipe pair D = 8, eps = 0.1, 4000 samples, K = 8, rng=0: the k-means++ start is
+    dropped (measured: split 75.875, k-means++ stopped at 76.10 after 34 iterations)."""
+    from solvers.transport.benchmark import make_pair
+
+    pair = make_pair(8, 0.1, rng=0)
+    rng = np.random.default_rng(0)
+    x0, x1 = pair.sample_x0(4000, rng), pair.sample_x1(4000, rng)
+    return schrodinger_bridge(x0, x1, 0.1, n_components=8, rng=0, **kw)
+
+
+def test_search_drops_a_start_as_soon_as_it_cannot_overtake_the_best():
+    """The k-means++ start runs after the split path; it is dropped at the first
+    iteration where the bound from its held-out curve stays above the split path's score
+    (and not before), so its score ends above the kept one."""
+    from solvers.transport._lightsb_search import cannot_overtake
+
+    sb = _dropping_fit()
+    split, kmeans = sb.candidates
+    assert split["outcome"] == "finished" and split["kept"]
+    assert kmeans["outcome"] == "dropped" and not kmeans["kept"]
+    assert kmeans["score"] > split["score"] == min(sb.restart_scores)
+    curve = np.minimum.accumulate(kmeans["history"]["val_loss"]).tolist()
+    assert cannot_overtake(curve, split["score"])
+    assert not any(cannot_overtake(curve[:t], split["score"]) for t in range(1, len(curve)))
+    assert kmeans["score"] == curve[-1]
+
+
+def test_result_keeps_every_candidate_history_with_times():
+    sb = _dropping_fit()
+    assert sb.nit == sum(c["nit"] for c in sb.candidates)
+    times = []
+    for c in sb.candidates:
+        h = c["history"]
+        assert set(h) == {"n_components", "loss", "val_loss", "time"}
+        assert all(v.shape == (c["nit"],) for v in h.values())
+        assert np.all(np.isfinite(h["val_loss"])) and np.all(h["time"] >= 0)
+        sizes = [k for k, _ in c["stages"]]
+        assert list(dict.fromkeys(h["n_components"].tolist())) == sizes
+        times += h["time"].tolist()
+    assert times == sorted(times) and times[-1] <= sb.fit_seconds
+    kept = next(c for c in sb.candidates if c["kept"])
+    np.testing.assert_array_equal(sb.loss, kept["history"]["loss"])
+
+
+def test_callback_reports_the_candidate_its_size_held_out_loss_and_a_bridge():
+    """Each iteration of every candidate reaches the callback, labelled; the bridge view
+    is the iterate x (gauge-fixed) and its size is n_components."""
+    seen = []
+
+    def cb(res):
+        b = res.bridge
+        K = b.r.shape[0]
+        la, r, q = np.split(res.x, [K, K + K * 8])
+        np.testing.assert_allclose(b.S, np.exp(q).reshape(K, 8), rtol=1e-12)
+        np.testing.assert_allclose(b.r, r.reshape(K, 8), rtol=1e-12)
+        np.testing.assert_allclose(b.log_alpha, la - sp_lse(la), atol=1e-12)
+        seen.append((res.candidate, res.n_components, K, res.val_loss, res.elapsed, res.nit))
+
+    sb = _dropping_fit(callback=cb)
+    quiet = _dropping_fit()
+    np.testing.assert_array_equal(sb.S, quiet.S)      # monitoring does not change the fit
+    assert [s[-1] for s in seen] == list(range(1, sb.nit + 1))
+    assert all(n == K for _, n, K, *_ in seen)
+    assert [s[0] for s in seen] == ["split"] * sb.candidates[0]["nit"] + \
+        ["kmeans++"] * sb.candidates[1]["nit"]
+    for c in sb.candidates:
+        vals = [v for lab, _, _, v, _, _ in seen if lab == c["label"]]
+        np.testing.assert_array_equal(vals, c["history"]["val_loss"])
+    elapsed = [s[4] for s in seen]
+    assert elapsed == sorted(elapsed)
 
 
 def test_result_keys_hide_the_fitted_internals():

@@ -18,15 +18,19 @@ from ._lightsb_fit import BUDGET, NONFINITE, SUCCESS, split_components
 from ._lightsb_lbfgs import LBFGS
 from ._lightsb_model import Params, loss_and_grad
 
-#: L-BFGS curvature pairs kept (SciPy's ``maxcor``)
-MEMORY = 20
+#: L-BFGS curvature pairs kept (SciPy's ``maxcor``): 50 took 10-15 % fewer iterations
+#: than 20 on recipe pairs at eps = 0.1 and the same elsewhere
+MEMORY = 50
 #: loss evaluations one line search may spend
 MAX_EVALS = 40
 #: the loss's relative accuracy in units of its dtype's epsilon (sums over many rows)
 ROUNDING_ULPS = 1e4
 #: the drop rule (:func:`cannot_overtake`): iterations before a fit can be judged, the
 #: share of its iterations its recent drop is read over, and the factor on that drop
-WINDOW, WINDOW_SHARE, FACTOR = 10, 0.25, 4.0
+#: (chosen on recorded fits of recipe pairs, D = 2-128, eps = 0.1-10, seeds 1-3: the
+#: held-out curves stall and drop again, so shorter windows or smaller factors dropped
+#: k-means++ starts that went on to win at eps = 0.1)
+WINDOW, WINDOW_SHARE, FACTOR = 15, 0.5, 4.0
 
 
 class StageFit:
