@@ -78,7 +78,7 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
         ``"full"`` for high accuracy.
     method : {"lightsb"}
     optimizer : {"lbfgs", "adam"}
-        Full-batch L-BFGS (SciPy) on the closed-form gradient with early stopping on a
+        Full-batch L-BFGS on the closed-form gradient with early stopping on a
         held-out ``validation_fraction`` of both sets (default: measured faster or as fast
         to the same accuracy for every epsilon tried, and far better at small epsilon), or
         minibatch Adam (minibatches drawn from the samples each step; memory independent
@@ -86,7 +86,8 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     batch_size : int
         Adam minibatch size per side.
     maxiter : int, optional
-        Adam steps (default 10000) or L-BFGS iterations (default 500).
+        Adam steps (default 10000) or L-BFGS iterations per fit (default 500; each size
+        of the split path and each start is one fit).
     lr : float, optional
         Adam step size (default 1e-2), decayed by a cosine schedule to
         ``lr * lr_decay``.
@@ -104,8 +105,10 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
           mixture only while the score drops by more than ``split_tol``.
         - ``"kmeans++"`` (default for Adam): ``n_components`` means drawn from ``x1`` by
           k-means++ seeding; ``"random"``: drawn uniformly.
-        - ``"auto"`` (default for L-BFGS): both ``"split"`` and ``"kmeans++"``, keeping
-          the lower score; about the time of the two fits.
+        - ``"auto"`` (default for L-BFGS): both ``"split"`` and ``"kmeans++"``, raced on
+          the score: the split path runs first, then the k-means++ start, which is
+          dropped as soon as its held-out loss curve shows it cannot get below the split
+          path's score (see Notes); the lower score is kept.
 
         The score is the held-out loss (the training loss without a held-out part); the
         sizes tried and their scores are in ``stages``. Neither start wins everywhere:
@@ -119,19 +122,28 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     init_scale : float
         Initial ``S_k = init_scale * I``.
     n_restarts : int
-        Independent fits from different initial means or split directions (each with the
-        full ``maxiter``);
-        the one with the lowest held-out loss (L-BFGS; the full-data loss for Adam or
-        without a held-out part) is returned, its scores in ``restart_scores``.
+        The starts of ``init`` repeated with other initial means or split directions
+        (each fit with the full ``maxiter``; labelled ``"split #2"``, ...), raced like
+        the starts of ``"auto"``; the lowest score is kept, the scores in
+        ``restart_scores``.
     rng : None, int or numpy.random.Generator
-        Initial means (rows of ``x1``), split directions, minibatches and the held-out
-        split.
+        The held-out split, then (in the order the candidates run) split directions,
+        initial means and minibatches: one stream, so a seed reproduces the fit.
     callback : callable, optional
-        ``callback(intermediate_result)`` after every iteration, with ``x`` (the current
-        parameters as one vector ``[log alpha (K), r (K D), q]`` in the input's namespace,
-        ``q`` = log of the diagonal S (K D) or the Cholesky factors of S (K D D)),
-        ``fun`` (loss) and ``nit``; raise ``StopIteration`` to stop (the result then has
-        ``success=False``, ``status=99``).
+        ``callback(intermediate_result)`` after every iteration of every candidate, with
+
+        - ``x``: the current parameters as one vector ``[log alpha (K), r (K D), q]`` in
+          the input's namespace, ``q`` = log of the diagonal S (K D) or the Cholesky
+          factors of S (K D D); ``bridge``: the same iterate as a
+          :class:`SchrodingerBridgeResult` (weights normalised; ``log_alpha``, ``r``,
+          ``S`` and every method, e.g. ``conditional_moments``);
+        - ``candidate`` (``"split"``, ``"kmeans++"``, ...), ``n_components`` (K of the
+          iterate), ``fun`` (training loss), ``val_loss`` (held-out loss; the training
+          loss without a held-out part, NaN for Adam), ``nit`` (iterations so far, all
+          candidates together) and ``elapsed`` (seconds since the call began).
+
+        Raise ``StopIteration`` to stop: the best fit so far is returned with
+        ``success=False``, ``status=99``.
     progress : bool
         Show a progress bar on stderr.
     backend : {"auto", "numpy", "numba", "cupy"}
@@ -139,10 +151,19 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     Returns
     -------
     SchrodingerBridgeResult
-        With ``log_alpha``, ``r``, ``S``, ``loss`` (history over every stage), ``nit``
-        (total), ``success``, ``n_components`` (the number used), ``stages`` (a list of
-        ``(n_components, score)`` per fit tried) and the methods ``sample``,
-        ``conditional_moments``, ``drift``, ``simulate``, ``bridge``, ``log_weights``.
+        With ``log_alpha``, ``r``, ``S``, ``n_components`` (the number kept),
+        ``success``, ``loss`` (training-loss history of the kept candidate, every stage),
+        ``nit`` (iterations of all candidates), ``stages`` (``(n_components, score)`` of
+        every fit tried), ``restart_scores`` (one score per candidate), ``fit_seconds``,
+        ``candidates`` and the methods ``sample``, ``conditional_moments``, ``drift``,
+        ``simulate``, ``bridge``, ``log_weights``.
+
+        ``candidates`` is one dict per candidate, in the order they ran: ``label``,
+        ``outcome`` (``"finished"``, ``"dropped"`` when it could not overtake the best,
+        ``"stopped"`` by the callback, ``"not run"`` after a stop), ``kept``, ``score``,
+        ``n_components`` (of its best fit), ``stages``, ``nit``, ``seconds`` and
+        ``history``: arrays with one entry per iteration, ``n_components``, ``loss``
+        (training), ``val_loss`` (held-out) and ``time`` (seconds since the call began).
 
     Raises
     ------
@@ -167,6 +188,15 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
 
     and :math:`\\partial_{\\log\\alpha_k} L = \\mathbb{E}_{p_0}\\gamma_k - \\mathbb{E}_{p_1} u_k`,
     where :math:`u_k(y)` are the posterior weights of the components of :math:`v_\\theta`.
+
+    The candidates (the split path, the k-means++ start, their restarts) run one after
+    the other; each fit keeps the iterate with the lowest held-out loss. A candidate in
+    its last fit is dropped at the first iteration where its best held-out loss
+    :math:`h_t`, minus four times its drop over the last half of its iterations
+    (:math:`4 (h_{t/2} - h_t)`, at least 15 iterations in), is still above the best
+    score of the other candidates: L-BFGS curves flatten, so that is a generous guess of
+    what it has left to gain. A split whose fit cannot beat its parent's score by
+    ``split_tol`` by the same bound ends early.
 
     Examples
     --------
