@@ -1,10 +1,11 @@
 """LightSB in 2-D: a Gaussian to a mixture of eight Gaussians, with sampled trajectories.
 
 Fits ``solvers.schrodinger_bridge`` (up to K = 50 diagonal components, default L-BFGS; it
-prints the candidate starts it raced) on samples, then draws exact endpoint samples (``sample``), SDE trajectories (``simulate``, Euler-
-Maruyama with the closed-form drift) and checks the endpoint of the simulated paths against
-the exact samples. Saves ``examples/figures/lightsb_2d.png`` (next to this script, from
-any working directory) or the ``--out`` path.
+prints the candidate starts it raced) on samples, then draws exact endpoint samples
+(``sample``), SDE trajectories (``simulate``, Euler-Maruyama with the closed-form drift)
+and checks the endpoint of the simulated paths against the exact samples. Saves
+``examples/figures/lightsb_2d.png`` (next to this script, from any working directory) or
+the ``--out`` path.
 
     python examples/lightsb_2d.py [--quick] [--out PATH]
 """

@@ -92,7 +92,7 @@ def test_numba_statistics_match_generic():
     K, D, eps = 6, 5, 0.3
     p = _Params(*_random_params(rng, "diag", K, D), "diag")
     x, y = rng.normal(size=(300, D)), rng.normal(size=(310, D)) + 1
-    l1, g1 = loss_and_grad(x, y, p, eps, cnp, Kernels.generic(cnp, "numpy"), chunk=64)
+    l1, g1 = loss_and_grad(x, y, p, eps, cnp, Kernels.generic(cnp), chunk=64)
     l2, g2 = loss_and_grad(x, y, p, eps, cnp, Kernels(resolve_backend("numba", cnp)))
     assert l1 == pytest.approx(l2, rel=1e-12)
     for a, b in zip(g1.arrays(), g2.arrays()):
@@ -410,10 +410,10 @@ def test_split_without_displacement_leaves_the_model_unchanged(kind):
     q = (rng.normal(size=(K, D)) * 0.2 if kind == "diag"
          else np.tril(rng.normal(size=(K, D, D)) * 0.1) + np.eye(D))
     p = _Params(la, r, q, kind)
-    before, _ = loss_and_grad(x, y, p, eps, cnp, Kernels.generic(cnp, "numpy"))
+    before, _ = loss_and_grad(x, y, p, eps, cnp, Kernels.generic(cnp))
     same = split_components(p, x, eps, Draws(0, cnp), cnp, 2 * K, "numpy", scale=0.0)
     assert same.r.shape == (2 * K, D)
-    after, _ = loss_and_grad(x, y, same, eps, cnp, Kernels.generic(cnp, "numpy"))
+    after, _ = loss_and_grad(x, y, same, eps, cnp, Kernels.generic(cnp))
     assert abs(float(after) - float(before)) < 1e-12 * abs(float(before))
     # the heaviest two of three only, when capped at K + 2
     moved = split_components(p, x, eps, Draws(1, cnp), cnp, K + 2, "numpy", scale=0.5)

@@ -197,7 +197,7 @@ def speed_table(cases, n, *, seed=0, reach=(), every=1, out=None):
             with open(out, "w") as fh:
                 json.dump(rows, fh, indent=1)
     reach_txt = " | ".join(f"CPU s to {e:g} %" for e in sorted(reach))
-    print(f"\n| case | cBW2-UVP % | CPU s | K | nit |" + (f" {reach_txt} |" if reach else ""))
+    print("\n| case | cBW2-UVP % | CPU s | K | nit |" + (f" {reach_txt} |" if reach else ""))
     print("|---|---|---|---|---|" + "---|" * len(reach))
     for r in rows:
         hits = " | ".join(f"{r['reach_cpu_s'][e]:.1f}" if e in r["reach_cpu_s"]

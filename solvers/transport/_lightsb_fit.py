@@ -75,10 +75,11 @@ def split_components(p, x, eps, draws, xp, n_max, lse_backend, scale=0.1):
 class _Fitter:
     """One validated LightSB problem: data (with the held-out split), options, kernels."""
 
-    def __init__(self, x0, x1, eps, *, be, kernels, draws, opts, progress):
+    def __init__(self, x0, x1, eps, *, be, kernels, draws, opts, progress, chunk):
         self.x0, self.x1, self.eps = x0, x1, eps
         self.be, self.xp, self.kernels, self.draws = be, be.xp, kernels, draws
-        self.opts, self.progress = opts, progress
+        self.opts, self.progress = opts, progress   # opts: the validated options
+        self.chunk = chunk                          # rows per block of the generic loss
         self.x0v = self.x1v = None
 
     # -- data and starts ----------------------------------------------------------------
@@ -99,7 +100,7 @@ class _Fitter:
         dtype, D = x1_all.dtype, x1_all.shape[1]
         if how == "split":
             r = (xp.mean(x1_all, axis=0, keepdims=True)
-                 - o["init_scale"] * xp.mean(x0_all, axis=0, keepdims=True))
+                 - o.init_scale * xp.mean(x0_all, axis=0, keepdims=True))
         else:
             if how == "random":
                 idx = draws.choice(x1_all.shape[0], k, replace=False)
@@ -107,17 +108,17 @@ class _Fitter:
                 idx = xp.asarray(kmeanspp_rows(x1_all, k, draws, xp))
             r = xp.take(x1_all, idx, axis=0)
         la = xp.full((k,), -math.log(k), dtype=dtype)
-        if o["covariance"] == "diag":
-            q = xp.full((k, D), math.log(o["init_scale"]), dtype=dtype)
+        if o.covariance == "diag":
+            q = xp.full((k, D), math.log(o.init_scale), dtype=dtype)
         else:
-            q = xp.broadcast_to(math.sqrt(o["init_scale"]) * xp.eye(D, dtype=dtype), (k, D, D))
+            q = xp.broadcast_to(math.sqrt(o.init_scale) * xp.eye(D, dtype=dtype), (k, D, D))
             q = q * xp.ones((k, 1, 1), dtype=dtype)
-        return Params(la, r, q, o["covariance"])
+        return Params(la, r, q, o.covariance)
 
     def score(self, p):
         """The held-out loss (the training loss without a held-out part)."""
         x, y = (self.x0v, self.x1v) if self.x0v is not None else (self.x0, self.x1)
-        value, _ = loss_and_grad(x, y, p, self.eps, self.xp, self.kernels, self.opts["chunk"])
+        value, _ = loss_and_grad(x, y, p, self.eps, self.xp, self.kernels, self.chunk)
         return float(value)
 
     # -- optimizers ---------------------------------------------------------------------
@@ -130,10 +131,10 @@ class _Fitter:
         after each step (True: stop) when given.
         """
         xp, o, eps = self.xp, self.opts, self.eps
-        total = max(o["maxiter"] - 1, 1)
-        opt_la = Adam([p.la], lr=cosine_decay(o["lr"] * eps, total, o["lr_decay"]), xp=xp)
-        opt_rq = Adam([p.r, p.q], lr=cosine_decay(o["lr"], total, o["lr_decay"]), xp=xp)
-        n0, n1, bs, maxiter = self.x0.shape[0], self.x1.shape[0], o["batch_size"], o["maxiter"]
+        total = max(o.maxiter - 1, 1)
+        opt_la = Adam([p.la], lr=cosine_decay(o.lr * eps, total, o.lr_decay), xp=xp)
+        opt_rq = Adam([p.r, p.q], lr=cosine_decay(o.lr, total, o.lr_decay), xp=xp)
+        n0, n1, bs, maxiter = self.x0.shape[0], self.x1.shape[0], o.batch_size, o.maxiter
         history, nit, pending = [], 0, []
         status, message = BUDGET
         # losses reach the host once per `every` steps (one device sync, not one per step)

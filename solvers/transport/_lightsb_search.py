@@ -73,7 +73,7 @@ class StageFit:
     def _fun(self, v):
         f = self.fitter
         loss, g = loss_and_grad(f.x0, f.x1, self.unpack(v), f.eps, self.xp, f.kernels,
-                                f.opts["chunk"])
+                                f.chunk)
         return float(loss), to_host(g.flat(self.xp)).astype(np.float64)
 
     def _val(self, v, train_loss):
@@ -115,11 +115,11 @@ class StageFit:
         else:
             self.bad += 1
         self.curve.append(self.best_val)
-        if self.bad >= o["patience"]:
+        if self.bad >= o.patience:
             what = "held-out" if self.fitter.x0v is not None else "training"
             self.status = int(Status.CONVERGED)
-            self.message = f"{what} loss stopped improving for {o['patience']} iterations"
-        elif opt.nit >= o["maxiter"]:
+            self.message = f"{what} loss stopped improving for {o.patience} iterations"
+        elif opt.nit >= o.maxiter:
             self.status, self.message = BUDGET
         return True
 
@@ -255,11 +255,11 @@ class SplitPath(Candidate):
     score by more than ``split_tol``."""
 
     def tolerance(self):
-        return self.search.fitter.opts["split_tol"]
+        return self.search.fitter.opts.split_tol
 
     def next_stage(self):
         f = self.search.fitter
-        K = f.opts["n_components"]
+        K = f.opts.n_components
         parent = self.best[1]
         if parent.r.shape[0] >= K:
             return None
@@ -267,7 +267,7 @@ class SplitPath(Candidate):
         return split_components(parent, x_gate, f.eps, self.draws, f.xp, K, f.kernels.lse)
 
     def final_stage(self):
-        return self.stage.n_components >= self.search.fitter.opts["n_components"]
+        return self.stage.n_components >= self.search.fitter.opts.n_components
 
     def stage_target(self):
         """The score the current stage must beat: its parent's, by ``split_tol``."""
@@ -318,8 +318,8 @@ class Search:
             self._bar.close()
         o = self.fitter.opts
         label = f"lightsb {candidate.label} K={params.r.shape[0]}"
-        self._bar = Progress(o["maxiter"], label, enabled=self.progress)
-        if o["optimizer"] == "adam":
+        self._bar = Progress(o.maxiter, label, enabled=self.progress)
+        if o.optimizer == "adam":
             monitor = None if self.callback is None else (
                 lambda st, p, loss, nit: self._report(candidate, p, loss, math.nan,
                                                       self.nit + nit))
@@ -330,7 +330,7 @@ class Search:
         """A candidate: the split path or a fixed start (``"kmeans++"``, ``"random"``).
         Its start is drawn from ``draws`` when it first runs."""
         f = self.fitter
-        K = 1 if kind == "split" else f.opts["n_components"]
+        K = 1 if kind == "split" else f.opts.n_components
         cls = SplitPath if kind == "split" else FixedStart
         self.candidates.append(
             cls(label, self, lambda: f.initial(K, x0_all, x1_all, kind, draws), draws))
@@ -386,8 +386,9 @@ class Search:
         xp = self.fitter.xp
         return call_callback(
             self.callback, x=self.fitter.be.to_input(params.flat(xp)), fun=float(loss),
-            nit=self.nit if nit is None else nit, candidate=c.label, n_components=int(params.r.shape[0]),
-            val_loss=float(val), elapsed=self.clock(), bridge=self.to_bridge(params))
+            nit=self.nit if nit is None else nit, candidate=c.label,
+            n_components=int(params.r.shape[0]), val_loss=float(val), elapsed=self.clock(),
+            bridge=self.to_bridge(params))
 
 
 class FixedStart(Candidate):

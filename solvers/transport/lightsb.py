@@ -38,9 +38,8 @@ from .._lib.backend import resolve_backend
 from .._lib.namespace import array_namespace
 from .._lib.results import make_result, STOPPED_BY_CALLBACK
 from .._lib.rng import Draws, check_rng
-from .._lib.validation import check_callback
-from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
-                               check_choice)
+from .._lib.params import (Array, Choice, Options, Param, Real, BACKEND, CALLBACK, COUNT,
+                           FLAG, NONNEGATIVE, POSITIVE, SEED)
 from ..lse import logsumexp
 from ._lightsb_fit import _Fitter, NONFINITE, SUCCESS
 from ._lightsb_kernels import Kernels
@@ -53,7 +52,35 @@ __all__ = ["schrodinger_bridge", "SchrodingerBridgeResult", "bridge_from_paramet
 #: Adam step size (both kinds of S)
 _DEFAULT_LR = 1e-2
 
+OPTIONS = Options(
+    "SchrodingerBridgeOptions",
+    Param("x0", Array(ndim=2, empty=False), doc="samples of the initial distribution"),
+    Param("x1", Array(ndim=2, empty=False), doc="samples of the final distribution"),
+    Param("epsilon", POSITIVE, doc="entropy weight (variance of the prior per unit time)"),
+    Param("n_components", COUNT, 50, "mixture components K (the most the split path grows to)"),
+    Param("covariance", Choice("diag", "full"), "diag", "diagonal or full S_k"),
+    Param("method", Choice("lightsb"), "lightsb", "the model"),
+    Param("optimizer", Choice("lbfgs", "adam"), "lbfgs", "full-batch L-BFGS or minibatch Adam"),
+    Param("batch_size", COUNT, 128, "Adam minibatch size per side"),
+    Param("maxiter", COUNT, None, "iterations per fit (default 500 L-BFGS, 10000 Adam)"),
+    Param("lr", POSITIVE, None, "Adam step size (default 1e-2)"),
+    Param("lr_decay", NONNEGATIVE, 0.05, "final fraction of lr in the cosine schedule"),
+    Param("validation_fraction", Real(0, 0.5, high_open=True), 0.1,
+          "L-BFGS: share of each sample set held out for early stopping"),
+    Param("patience", COUNT, 10, "L-BFGS: iterations without held-out improvement"),
+    Param("init", Choice("auto", "split", "kmeans++", "random"), None,
+          "how the mixture starts (default: auto for L-BFGS, kmeans++ for Adam)"),
+    Param("split_tol", NONNEGATIVE, 1e-3, "smallest score drop per split that keeps splitting"),
+    Param("init_scale", POSITIVE, 1.0, "initial S_k = init_scale I"),
+    Param("n_restarts", COUNT, 1, "repeats of the starts of init"),
+    Param("rng", SEED, None, "random numbers"),
+    Param("callback", CALLBACK, None, "called with every iteration's intermediate result"),
+    Param("progress", FLAG, False, "show a progress bar"),
+    Param("backend", BACKEND, "auto", "which kernels run"),
+)
 
+
+@OPTIONS.entry
 def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
                        method="lightsb", optimizer="lbfgs", batch_size=128, maxiter=None,
                        lr=None, lr_decay=0.05, validation_fraction=0.1, patience=10,
@@ -217,111 +244,89 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
        Optimal Transport Benchmark", NeurIPS 2023.
     """
     start_time = time.perf_counter()
-    opts = _validate_options(
-        method=method, covariance=covariance, optimizer=optimizer, epsilon=epsilon,
-        n_components=n_components, batch_size=batch_size, patience=patience, init=init,
-        split_tol=split_tol, init_scale=init_scale, n_restarts=n_restarts, maxiter=maxiter,
-        lr=lr, lr_decay=lr_decay, validation_fraction=validation_fraction)
-    be, x0, x1 = _validate_samples(x0, x1, opts["n_components"], backend)
-    fitter = _init_fitter(x0, x1, opts, be, rng, progress)
-    search = Search(fitter, callback=check_callback(callback), progress=progress,
-                    start_time=start_time,
-                    to_bridge=lambda p: _bridge_view(p, opts, be, backend))
+    opts = _fill_defaults(OPTIONS.validate(
+        epsilon=epsilon, n_components=n_components, covariance=covariance, method=method,
+        optimizer=optimizer, batch_size=batch_size, maxiter=maxiter, lr=lr,
+        lr_decay=lr_decay, validation_fraction=validation_fraction, patience=patience,
+        init=init, split_tol=split_tol, init_scale=init_scale, n_restarts=n_restarts,
+        rng=rng, callback=callback, progress=progress, backend=backend))
+    be = resolve_backend(opts.backend, array_namespace(x0, x1))
+    x0, x1 = _check_samples(*OPTIONS.arrays(be, x0=x0, x1=x1), opts.n_components, be.xp)
+    fitter = _init_fitter(x0, x1, opts, be)
+    search = Search(fitter, callback=opts.callback, progress=opts.progress,
+                    start_time=start_time, to_bridge=lambda p: _bridge_view(p, opts, be))
     _add_candidates(search, opts, x0, x1)
     search.run()
-    return _finish(search, opts, be, backend, time.perf_counter() - start_time)
+    return _finish(search, opts, be, time.perf_counter() - start_time)
 
 
 def _add_candidates(search, opts, x0_all, x1_all):
     """The starts of ``init``, ``n_restarts`` times. They run one after the other and
     draw from the one stream of ``rng`` in that order (the held-out split first)."""
-    init, reps = opts["init"], opts["n_restarts"]
-    kinds = {"auto": ("split", "kmeans++")}.get(init, (init,))
-    for i in range(reps):
+    kinds = {"auto": ("split", "kmeans++")}.get(opts.init, (opts.init,))
+    for i in range(opts.n_restarts):
         for kind in kinds:
-            label = kind if reps == 1 else f"{kind} #{i + 1}"
+            label = kind if opts.n_restarts == 1 else f"{kind} #{i + 1}"
             search.add(kind, label, search.fitter.draws, x0_all, x1_all)
 
 
-def _validate_options(**o):
-    """Check every option; fill the optimizer-dependent defaults."""
-    check_choice(o["method"], ("lightsb",), "method")
-    check_choice(o["covariance"], ("diag", "full"), "covariance")
-    check_choice(o["optimizer"], ("adam", "lbfgs"), "optimizer")
-    o["epsilon"] = check_positive(o["epsilon"], "epsilon")
-    for name in ("n_components", "batch_size", "patience", "n_restarts"):
-        o[name] = check_int(o[name], name, minimum=1)
-    if o["init"] is None:
-        o["init"] = "auto" if o["optimizer"] == "lbfgs" else "kmeans++"
-    check_choice(o["init"], ("auto", "split", "kmeans++", "random"), "init")
-    if o["init"] == "auto" and o["n_components"] == 1:
-        o["init"] = "split"  # both starts are the same single component
-    o["split_tol"] = check_positive(o["split_tol"], "split_tol", strict=False)
-    o["init_scale"] = check_positive(o["init_scale"], "init_scale")
-    if o["maxiter"] is None:
-        o["maxiter"] = 10000 if o["optimizer"] == "adam" else 500
-    o["maxiter"] = check_int(o["maxiter"], "maxiter", minimum=1)
-    o["lr"] = _DEFAULT_LR if o["lr"] is None else check_positive(o["lr"], "lr")
-    o["lr_decay"] = check_positive(o["lr_decay"], "lr_decay", strict=False)
-    vf = check_positive(o["validation_fraction"], "validation_fraction", strict=False)
-    if vf >= 0.5:
-        raise ValueError(f"validation_fraction must be < 0.5, got {vf}")
-    o["validation_fraction"] = vf
-    return o
+def _fill_defaults(opts):
+    """The defaults that depend on the optimizer (and on K for ``init``)."""
+    adam = opts.optimizer == "adam"
+    init = opts.init if opts.init is not None else ("kmeans++" if adam else "auto")
+    if init == "auto" and opts.n_components == 1:
+        init = "split"  # both starts are the same single component
+    return opts.replace(
+        init=init, maxiter=opts.maxiter if opts.maxiter is not None else (10000 if adam else 500),
+        lr=opts.lr if opts.lr is not None else _DEFAULT_LR)
 
 
-def _validate_samples(x0, x1, K, backend):
-    """Resolve the backend; check and move ``x0``, ``x1`` (2-D, same D, finite, enough
-    rows); cast both to their common float dtype."""
-    be = resolve_backend(backend, array_namespace(x0, x1))
-    xp = be.xp
-    x0 = as_float_array(be.to_device(x0), xp, "x0", ndim=2)
-    x1 = as_float_array(be.to_device(x1), xp, "x1", ndim=2)
+def _check_samples(x0, x1, K, xp):
+    """What the spec cannot say about ``x0``, ``x1``: the same dimension D >= 1, enough
+    rows; both cast to their common float dtype."""
     if x0.shape[1] != x1.shape[1]:
         raise ValueError(f"x0 and x1 must have the same number of columns (dimension), got "
                          f"{x0.shape[1]} and {x1.shape[1]}")
     if x0.shape[1] == 0:
         raise ValueError("x0 and x1 must have at least one column")
-    check_finite(x0, xp, "x0")
-    check_finite(x1, xp, "x1")
     if x0.shape[0] < 2:
         raise ValueError(f"x0 needs at least 2 samples, got {x0.shape[0]}")
     if x1.shape[0] < max(K, 2):
         raise ValueError(f"x1 needs at least n_components={K} samples (the initial means are "
                          f"drawn from it), got {x1.shape[0]}")
     dtype = xp.result_type(x0.dtype, x1.dtype)
-    return be, xp.astype(x0, dtype), xp.astype(x1, dtype)
+    return xp.astype(x0, dtype), xp.astype(x1, dtype)
 
 
-def _init_fitter(x0, x1, opts, be, rng, progress):
+def _init_fitter(x0, x1, opts, be):
     """The solver state: kernels, draws, block size and (L-BFGS) the held-out split."""
-    K, D = opts["n_components"], x0.shape[1]
-    width = (K + 2) * D * (D if opts["covariance"] == "full" else 1)
-    opts["chunk"] = max(256, int(2 ** 21 // max(width, 1)))
-    fitter = _Fitter(x0, x1, opts["epsilon"], be=be, kernels=Kernels(be),
-                     draws=Draws(check_rng(rng), be.xp), opts=opts, progress=progress)
-    if opts["optimizer"] == "lbfgs" and opts["validation_fraction"] > 0:
-        fitter.hold_out(opts["validation_fraction"])
+    K, D = opts.n_components, x0.shape[1]
+    width = (K + 2) * D * (D if opts.covariance == "full" else 1)
+    fitter = _Fitter(x0, x1, opts.epsilon, be=be, kernels=Kernels(be),
+                     draws=Draws(check_rng(opts.rng), be.xp), opts=opts,
+                     progress=opts.progress, chunk=max(256, int(2 ** 21 // max(width, 1))))
+    if opts.optimizer == "lbfgs" and opts.validation_fraction > 0:
+        fitter.hold_out(opts.validation_fraction)
     return fitter
 
 
-def _bridge_fields(params, opts, be, backend):
+def _bridge_fields(params, opts, be):
     """The result fields of a bridge with these parameters (gauge fixed: the weights
     sum to one), and the gauge-fixed parameters."""
     xp = be.xp
     la = params.la - logsumexp(params.la, backend=Kernels(be).lse)
     params = Params(la, params.r, params.q, params.kind)
     fields = dict(log_alpha=be.to_input(la), r=be.to_input(params.r),
-                  S=be.to_input(S_matrices(params, xp)), epsilon=opts["epsilon"],
-                  covariance=opts["covariance"], optimizer=opts["optimizer"],
-                  n_components=int(params.r.shape[0]), backend=backend)
+                  S=be.to_input(S_matrices(params, xp)), epsilon=opts.epsilon,
+                  covariance=opts.covariance, optimizer=opts.optimizer,
+                  n_components=int(params.r.shape[0]), backend=opts.backend)
     return fields, params
 
 
-def _bridge_view(params, opts, be, backend):
+def _bridge_view(params, opts, be):
     """The iterate as a :class:`SchrodingerBridgeResult` (what a callback sees as
     ``intermediate_result.bridge``)."""
-    fields, params = _bridge_fields(params, opts, be, backend)
+    fields, params = _bridge_fields(params, opts, be)
     return SchrodingerBridgeResult(**fields)._attach(params)
 
 
@@ -335,7 +340,7 @@ def _candidate_record(c):
                         "val_loss": rows[:, 2], "time": rows[:, 3]}}
 
 
-def _finish(search, opts, be, backend, seconds):
+def _finish(search, opts, be, seconds):
     """Pick the candidate with the lowest score, fix the gauge and build the result."""
     xp = be.xp
     cands = search.candidates
@@ -351,7 +356,7 @@ def _finish(search, opts, be, backend, seconds):
     records = [_candidate_record(c) for c in cands]
     for rec, c in zip(records, cands):
         rec["kept"] = c is win
-    fields, params = _bridge_fields(params, opts, be, backend)
+    fields, params = _bridge_fields(params, opts, be)
     res = make_result(
         status, success=status in SUCCESS, message=message,
         result_class=SchrodingerBridgeResult, fun=float(hist[-1]) if hist.size else math.nan,
