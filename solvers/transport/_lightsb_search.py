@@ -3,9 +3,10 @@
 A *candidate* is one way to reach a mixture of at most ``n_components`` components: the
 split path (one component, then every component split in two and refitted, while the
 held-out loss keeps dropping) or a fixed start (k-means++ or random means at the full
-size). Each is a sequence of *stages*, one L-BFGS fit of a fixed-size mixture with
-held-out early stopping; :class:`StageFit` advances one by one iteration, so the search
-(:mod:`._lightsb_race`) can interleave candidates and drop the ones that cannot win.
+size). Each is a sequence of *stages*, one fit of a fixed-size mixture: :class:`StageFit`
+(L-BFGS with held-out early stopping, advanced one iteration at a time) or
+:class:`AdamStage`. :class:`Search` runs the candidates and, between two iterations,
+drops the one that cannot overtake the best (:func:`cannot_overtake`).
 """
 import math
 import time
@@ -205,7 +206,9 @@ class Candidate:
         new = st.rows[seen:]
         self.nit += len(new)
         self.history += [(st.n_components,) + row for row in new]
-        if st.done:
+        if st.status == STOPPED_BY_CALLBACK[0]:     # an Adam stage's callback said stop
+            self.stop("stopped")
+        elif st.done:
             self._end_stage()
         self.seconds += time.perf_counter() - t0
         return st, new
@@ -232,10 +235,19 @@ class Candidate:
         st = self.stage
         self.stages.append((st.n_components, st.best_val))
         if self.best is None or st.best_val < self.best[0] - self.tolerance():
-            status, message = (STOPPED_BY_CALLBACK if outcome == "stopped"
-                               else (st.status, st.message))
+            status, message = (STOPPED_BY_CALLBACK if outcome == "stopped" else
+                               (int(Status.CONVERGED), "dropped: it could not overtake the "
+                                "best candidate"))
             self.best = (st.best_val, st.best_params, status, message)
         self.outcome = outcome
+
+    def judge(self, bar):
+        """Drop the candidate if, in its last stage, it cannot get below ``bar`` (the
+        best score of the others)."""
+        st = self.stage
+        if not self.done and st is not None and st.curve and self.final_stage() \
+                and cannot_overtake(st.curve, bar):
+            self.stop("dropped")
 
     def tolerance(self):
         """How much a later stage must lower the score to replace an earlier one."""
@@ -269,9 +281,17 @@ class SplitPath(Candidate):
     def final_stage(self):
         return self.stage.n_components >= self.search.fitter.opts.n_components
 
-    def stage_target(self):
-        """The score the current stage must beat: its parent's, by ``split_tol``."""
-        return None if self.best is None else self.best[0] - self.tolerance()
+    def judge(self, bar):
+        """As :meth:`Candidate.judge`; besides, a split whose fit cannot beat its
+        parent's score by ``split_tol`` ends now (the parent is kept)."""
+        super().judge(bar)
+        st = self.stage
+        if self.done or self.best is None or not st.curve:
+            return
+        if cannot_overtake(st.curve, self.best[0] - self.tolerance()):
+            st.status = int(Status.CONVERGED)
+            st.message = "the split could not lower the held-out loss by split_tol"
+            self._end_stage()
 
 
 def cannot_overtake(curve, target, *, window=WINDOW, share=WINDOW_SHARE, factor=FACTOR):
@@ -357,24 +377,13 @@ class Search:
         self.nit += len(new)
         if new and self._bar is not None:
             self._bar.update(len(new), loss=new[-1][0])
-        if new and self.callback is not None and not isinstance(st, AdamStage):
+        if new and self.callback is not None and isinstance(st, StageFit):
             if self._report(c, st.params, st.loss, st.val):
                 c.stop("stopped")
-                self.stopped = True
-                return
-        if isinstance(st, AdamStage) and st.status == STOPPED_BY_CALLBACK[0]:
-            c.outcome = "stopped"
+        if c.outcome == "stopped":          # by the callback (Adam reports from inside)
             self.stopped = True
             return
-        st = c.stage
-        if c.done or st is None or not st.curve:
-            return
-        if c.final_stage() and cannot_overtake(st.curve, self._bar_for(c)):
-            c.stop("dropped")
-        elif isinstance(c, SplitPath) and cannot_overtake(st.curve, c.stage_target() or math.inf):
-            st.status = int(Status.CONVERGED)
-            st.message = "the split could not lower the held-out loss by split_tol"
-            c._end_stage()
+        c.judge(self._bar_for(c))
 
     def _bar_for(self, c):
         """The best held-out loss of the other candidates."""
