@@ -719,3 +719,27 @@ def test_numba_blocked_statistics_match_generic_over_several_blocks():
     ref = diag_stats_xp(x, y, la, r, s, 0.8, xp=cnp, lse_backend="numpy", chunk=700)
     for a, b in zip(got, ref):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-9)
+
+
+@pytest.mark.parametrize("nchunks", [1, 3])
+@pytest.mark.parametrize("value", [None, np.nan, np.inf])
+def test_numba_parallel_fused_statistics_match_generic(nchunks, value):
+    """The fused pass over row chunks in parallel (the full-batch path on many threads)
+    gives the generic statistics, NaN where they have NaN."""
+    import array_api_compat.numpy as cnp
+    from solvers.transport import _lightsb_numba as nb
+    from solvers.transport._lightsb_model import diag_stats_xp
+
+    rng = np.random.default_rng(4)
+    K, D = 4, 5
+    la, r = rng.normal(size=K), rng.normal(size=(K, D))
+    s = np.exp(0.2 * rng.normal(size=(K, D)))
+    x, y = rng.normal(size=(70, D)), rng.normal(size=(50, D)) + 0.3
+    if value is not None:
+        x[3, 1] = value
+    with np.errstate(all="ignore"):
+        got = nb.fused_parallel_stats(x, y, la, r, s, 0.6, nchunks)
+        ref = diag_stats_xp(x, y, la, r, s, 0.6, xp=cnp, lse_backend="numpy", chunk=16)
+    for a, b in zip(got, ref):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10, equal_nan=True)
