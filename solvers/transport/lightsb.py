@@ -35,6 +35,7 @@ import time
 import numpy as np
 
 from .._lib.backend import resolve_backend
+from .._lib.frames import unwrap_frame
 from .._lib.namespace import array_namespace
 from .._lib.results import make_result, STOPPED_BY_CALLBACK
 from .._lib.rng import Draws, check_rng
@@ -91,8 +92,9 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
 
     Parameters
     ----------
-    x0, x1 : array, shape (n0, D), (n1, D)
-        Samples of the initial and final distributions.
+    x0, x1 : array or pandas.DataFrame, shape (n0, D), (n1, D)
+        Samples of the initial and final distributions (a DataFrame's numeric columns are
+        its D coordinates).
     epsilon : float
         Entropy weight: the prior is Brownian motion with variance ``epsilon`` per unit
         time, the static cost :math:`\\|x-y\\|^2/2`.
@@ -250,6 +252,7 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
         lr_decay=lr_decay, validation_fraction=validation_fraction, patience=patience,
         init=init, split_tol=split_tol, init_scale=init_scale, n_restarts=n_restarts,
         rng=rng, callback=callback, progress=progress, backend=backend))
+    (x0, _), (x1, _) = unwrap_frame(x0, "x0"), unwrap_frame(x1, "x1")
     be = resolve_backend(opts.backend, array_namespace(x0, x1))
     x0, x1 = _check_samples(*OPTIONS.arrays(be, x0=x0, x1=x1), opts.n_components, be.xp)
     fitter = _init_fitter(x0, x1, opts, be)
