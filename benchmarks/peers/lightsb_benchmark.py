@@ -25,6 +25,14 @@ more with ``--rotated``). Rows go to ``--out`` (JSON) when given.
     OPENBLAS_NUM_THREADS=1 python benchmarks/peers/lightsb_benchmark.py --full --no-sample-metric
     OPENBLAS_NUM_THREADS=1 python benchmarks/peers/lightsb_benchmark.py --full --rotated \
         --dims 2 16 --no-sample-metric
+
+``--speed`` prints the speed table instead: the default fit on D = 16 eps = 1, D = 16
+eps = 0.1 and D = 64 eps = 1 (``make_pair(D, eps, rng=0)``, 150 000 samples per side),
+exact cBW2-UVP on 1000 test inputs and the fit's CPU seconds; ``--reach E ...`` adds the
+CPU seconds until the iterate first reaches each error (monitoring excluded). It runs on
+older versions of the library too (the iterate is then decoded from ``x``)::
+
+    NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/peers/lightsb_benchmark.py --speed
 """
 import argparse
 import json
@@ -37,7 +45,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # repo root: benchmarks._common
+# the repo root (benchmarks._common, solvers) after the PYTHONPATH entries, so that
+# PYTHONPATH=<another checkout> runs this script against that checkout's library
+_n_pythonpath = len([p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+sys.path.insert(1 + _n_pythonpath, str(Path(__file__).resolve().parents[2]))
 from benchmarks._common import pin_blas_threads  # noqa: E402
 
 from solvers import schrodinger_bridge  # noqa: E402
@@ -117,6 +128,87 @@ def time_to_target(D, eps, n, seed=0):
     return curves
 
 
+#: the three cases of the speed table: (D, eps) on make_pair(D, eps, rng=0), 150k samples
+SPEED_CASES = ((16, 1.0), (16, 0.1), (64, 1.0))
+
+
+def _iterate_bridge(res, D, eps):
+    """The callback's iterate as a bridge: ``res.bridge`` where the library provides it,
+    else decoded from the flat ``res.x = [log alpha, r, log s]`` (diagonal S)."""
+    from solvers.transport import bridge_from_parameters
+
+    if "bridge" in res:
+        return res.bridge
+    K = res.x.size // (1 + 2 * D)
+    la, r, q = np.split(np.asarray(res.x), [K, K + K * D])
+    return bridge_from_parameters(la, r.reshape(K, D), np.exp(q).reshape(K, D), eps)
+
+
+def speed_case(D, eps, n, *, seed=0, reach=(), every=1):
+    """One default fit on ``make_pair(D, eps, rng=seed)``: exact cBW2-UVP on 1000 test
+    inputs and the fit's CPU seconds (``time.process_time``, no callback). With ``reach``:
+    a second, monitored fit gives the CPU seconds (monitoring excluded) at which the
+    current iterate first reaches each error in ``reach`` (checked every ``every``
+    iterations, until all are reached)."""
+    pair = make_pair(D, eps, rng=seed)
+    rng = np.random.default_rng(seed + 1)
+    x0, x1 = pair.sample_x0(n, rng), pair.sample_x1(n, rng)
+    xt = pair.sample_x0(1000, np.random.default_rng(seed + 2))
+    cpu = time.process_time()
+    sb = schrodinger_bridge(x0, x1, eps, rng=seed)
+    cpu = time.process_time() - cpu
+    row = {"D": D, "eps": eps, "n": n, "cpu_s": cpu, "cbw_uvp_exact": cbw_uvp(sb, pair, x=xt,
+                                                                           exact=True),
+           "n_components": int(sb.n_components), "nit": int(sb.nit), "reach_cpu_s": {}}
+    if not reach:
+        return row
+    todo, spent, calls = sorted(reach, reverse=True), [0.0], [0]
+    t0 = time.process_time()
+
+    def monitor(res):
+        calls[0] += 1
+        if not todo or calls[0] % every:
+            return
+        tin = time.process_time()
+        err = cbw_uvp(_iterate_bridge(res, D, eps), pair, x=xt, exact=True)
+        while todo and err <= todo[0]:
+            row["reach_cpu_s"][todo.pop(0)] = tin - t0 - spent[0]
+        spent[0] += time.process_time() - tin
+
+    schrodinger_bridge(x0, x1, eps, rng=seed, callback=monitor)
+    return row
+
+
+def speed_table(cases, n, *, seed=0, reach=(), every=1, out=None):
+    """Print the speed table: error, CPU seconds, CPU seconds to reach ``reach``."""
+    import solvers
+
+    print(f"solvers from {os.path.dirname(solvers.__file__)}; NUMBA_NUM_THREADS="
+          f"{os.environ.get('NUMBA_NUM_THREADS')} OPENBLAS_NUM_THREADS="
+          f"{os.environ.get('OPENBLAS_NUM_THREADS')}; load {os.getloadavg()}", flush=True)
+    pair = make_pair(2, 1.0, rng=seed)   # load the Numba cache outside the timings
+    warm = np.random.default_rng(0)
+    schrodinger_bridge(pair.sample_x0(3000, warm), pair.sample_x1(3000, warm), 1.0, rng=0,
+                       maxiter=5)
+    rows = []
+    for D, eps in cases:
+        rows.append(speed_case(D, eps, n, seed=seed, reach=reach, every=every))
+        if out:
+            with open(out, "w") as fh:
+                json.dump(rows, fh, indent=1)
+    reach_txt = " | ".join(f"CPU s to {e:g} %" for e in sorted(reach))
+    print("\n| case | cBW2-UVP % | CPU s | K | nit |" + (f" {reach_txt} |" if reach else ""))
+    print("|---|---|---|---|---|" + "---|" * len(reach))
+    for r in rows:
+        hits = " | ".join(f"{r['reach_cpu_s'][e]:.1f}" if e in r["reach_cpu_s"]
+                          else "not reached" for e in sorted(reach))
+        print(f"| D = {r['D']}, eps = {r['eps']:g} | {r['cbw_uvp_exact']:.4f} | "
+              f"{r['cpu_s']:.1f} | {r['n_components']} | {r['nit']} |"
+              + (f" {hits} |" if reach else ""), flush=True)
+    print(f"load {os.getloadavg()}")
+    return rows
+
+
 def fmt(row):
     s = f"{row['cbw_uvp_exact']:.3f}"
     if "cbw_uvp_sample" in row:
@@ -146,10 +238,26 @@ def main():
     ap.add_argument("--no-sample-metric", action="store_true")
     ap.add_argument("--compare-adam", nargs=2, type=float, metavar=("D", "EPS"))
     ap.add_argument("--time-to-target", nargs=2, type=float, metavar=("D", "EPS"))
+    ap.add_argument("--speed", action="store_true",
+                    help="the speed table: default fits on D = 16 eps = 1, D = 16 eps = 0.1, "
+                         "D = 64 eps = 1 (150000 samples per side unless --n), exact "
+                         "cBW2-UVP and CPU seconds")
+    ap.add_argument("--case", nargs=2, type=float, action="append", metavar=("D", "EPS"),
+                    help="with --speed: this case instead of the three (repeatable)")
+    ap.add_argument("--reach", type=float, nargs="+", default=(),
+                    help="with --speed: also the CPU seconds until the iterate first reaches "
+                         "these errors (%%, a second, monitored fit)")
+    ap.add_argument("--reach-every", type=int, default=1,
+                    help="with --reach: check the error every this many iterations")
     ap.add_argument("--budget", type=float, default=float("inf"), help="seconds")
     ap.add_argument("--out", default=None, help="write the rows as JSON to this path")
     args = ap.parse_args()
     pin_blas_threads()
+    if args.speed:
+        cases = [(int(D), e) for D, e in args.case] if args.case else SPEED_CASES
+        speed_table(cases, args.n if args.n else 150_000, seed=args.seed, reach=args.reach,
+                    every=args.reach_every, out=args.out)
+        return
     full = args.full and not args.quick
     defaults = (dict(dims=[2, 16, 64, 128], n=150_000, n_high_dim=150_000, n_rotated=100_000)
                 if full else dict(dims=[2], n=4000, n_high_dim=4000, n_rotated=4000))

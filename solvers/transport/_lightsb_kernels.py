@@ -16,7 +16,7 @@ from functools import partial
 
 from ._lightsb_model import diag_stats_xp, log_weights_diag_xp, sample_diag_xp
 from .._lib.kernels import KernelTable
-from .._lib.backend import backend_arg
+from .._lib.backend import backend_arg, resolve_backend
 
 KERNELS = KernelTable(
     __package__,
@@ -32,16 +32,17 @@ class Kernels:
     Attributes
     ----------
     lse : str
-        The ``backend=`` for the row log-sum-exps of the generic code: on the Numba
-        backend the plain numpy code (the (batch, K) slices are small and its call
-        overhead is lower), elsewhere the backend itself.
+        The ``backend=`` for the row log-sum-exps of the generic code: where the
+        backend has its own statistics kernel (Numba), its generic twin (plain numpy: the
+        (batch, K) slices are small and its call overhead is lower), elsewhere the
+        backend itself.
     diag_stats, log_weights_diag, sample_diag : callable
         See the table above; same signatures on every backend.
     """
 
     def __init__(self, be):
         xp = be.xp
-        self.lse = "numpy" if KERNELS.has("diag_stats", be) else backend_arg(be)
+        self.lse = backend_arg(be.generic() if KERNELS.has("diag_stats", be) else be)
         self.diag_stats = KERNELS.get(
             "diag_stats", be, generic=partial(diag_stats_xp, xp=xp, lse_backend=self.lse))
         self.log_weights_diag = KERNELS.get(
@@ -50,11 +51,7 @@ class Kernels:
         self.sample_diag = KERNELS.get("sample_diag", be, generic=partial(sample_diag_xp, xp=xp))
 
     @classmethod
-    def generic(cls, xp, lse_backend="auto"):
-        """The generic implementations on ``xp`` (the references)."""
-        from .._lib.backend import Backend
-
-        out = cls(Backend("generic", xp, xp))
-        out.lse = lse_backend
-        out.diag_stats = partial(diag_stats_xp, xp=xp, lse_backend=lse_backend)
-        return out
+    def generic(cls, xp):
+        """The generic implementations on ``xp`` (the references the kernels are tested
+        against)."""
+        return cls(resolve_backend("auto", xp).generic())

@@ -5,9 +5,10 @@ import math
 import numpy as np
 
 from .._lib.docstrings import fill_doc, fill_doc_members
+from .._lib.frames import unwrap_frame
 from .._lib.backend import resolve_backend
-from .._lib.namespace import array_namespace, is_numpy_namespace
-from .._lib.results import OptimizeResult
+from .._lib.namespace import array_namespace
+from .._lib.results import OptimizeResult, Status
 from .._lib.rng import Draws, check_rng
 from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
                                check_positive_definite)
@@ -109,9 +110,12 @@ class SchrodingerBridgeResult(OptimizeResult):
 
     # -- helpers ----------------------------------------------------------------------
     def _prep(self, x, name="x"):
+        x, _ = unwrap_frame(x, name)
         xp_in = array_namespace(x)
         # numpy input follows the fit's backend; other namespaces run where they live
-        be = resolve_backend(self.backend if is_numpy_namespace(xp_in) else "auto", xp_in)
+        be = resolve_backend("auto", xp_in)
+        if be.on_host:
+            be = resolve_backend(self.backend, xp_in)
         xp = be.xp
         x = as_float_array(be.to_device(x), xp, name, ndim=(1, 2))
         one = x.ndim == 1
@@ -516,7 +520,7 @@ def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
     res = SchrodingerBridgeResult(
         log_alpha=be.to_input(la), r=be.to_input(r), S=be.to_input(S_matrices(params, xp)),
         epsilon=epsilon, covariance=kind, fun=None, loss=np.zeros(0), nit=0,
-        success=True, status=0, message="built from parameters", optimizer=None,
+        success=True, status=Status.CONVERGED, message="built from parameters", optimizer=None,
         n_components=r.shape[0], backend=backend, fit_seconds=0.0)
     return res._attach(params)
 

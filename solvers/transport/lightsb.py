@@ -35,15 +35,16 @@ import time
 import numpy as np
 
 from .._lib.backend import resolve_backend
+from .._lib.frames import unwrap_frame
 from .._lib.namespace import array_namespace
-from .._lib.results import make_result
+from .._lib.results import make_result, STOPPED_BY_CALLBACK
 from .._lib.rng import Draws, check_rng
-from .._lib.validation import check_callback
-from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
-                               check_choice)
+from .._lib.params import (Array, Choice, Options, Param, Real, BACKEND, CALLBACK, COUNT,
+                           FLAG, NONNEGATIVE, POSITIVE, SEED)
 from ..lse import logsumexp
 from ._lightsb_fit import _Fitter, NONFINITE, SUCCESS
 from ._lightsb_kernels import Kernels
+from ._lightsb_search import Search
 from ._lightsb_model import Params, S_matrices
 from ._lightsb_result import SchrodingerBridgeResult, bridge_from_parameters
 
@@ -52,7 +53,35 @@ __all__ = ["schrodinger_bridge", "SchrodingerBridgeResult", "bridge_from_paramet
 #: Adam step size (both kinds of S)
 _DEFAULT_LR = 1e-2
 
+OPTIONS = Options(
+    "SchrodingerBridgeOptions",
+    Param("x0", Array(ndim=2, empty=False), doc="samples of the initial distribution"),
+    Param("x1", Array(ndim=2, empty=False), doc="samples of the final distribution"),
+    Param("epsilon", POSITIVE, doc="entropy weight (variance of the prior per unit time)"),
+    Param("n_components", COUNT, 50, "mixture components K (the most the split path grows to)"),
+    Param("covariance", Choice("diag", "full"), "diag", "diagonal or full S_k"),
+    Param("method", Choice("lightsb"), "lightsb", "the model"),
+    Param("optimizer", Choice("lbfgs", "adam"), "lbfgs", "full-batch L-BFGS or minibatch Adam"),
+    Param("batch_size", COUNT, 128, "Adam minibatch size per side"),
+    Param("maxiter", COUNT, None, "iterations per fit (default 500 L-BFGS, 10000 Adam)"),
+    Param("lr", POSITIVE, None, "Adam step size (default 1e-2)"),
+    Param("lr_decay", NONNEGATIVE, 0.05, "final fraction of lr in the cosine schedule"),
+    Param("validation_fraction", Real(0, 0.5, high_open=True), 0.1,
+          "L-BFGS: share of each sample set held out for early stopping"),
+    Param("patience", COUNT, 10, "L-BFGS: iterations without held-out improvement"),
+    Param("init", Choice("auto", "split", "kmeans++", "random"), None,
+          "how the mixture starts (default: auto for L-BFGS, kmeans++ for Adam)"),
+    Param("split_tol", NONNEGATIVE, 1e-3, "smallest score drop per split that keeps splitting"),
+    Param("init_scale", POSITIVE, 1.0, "initial S_k = init_scale I"),
+    Param("n_restarts", COUNT, 1, "repeats of the starts of init"),
+    Param("rng", SEED, None, "random numbers"),
+    Param("callback", CALLBACK, None, "called with every iteration's intermediate result"),
+    Param("progress", FLAG, False, "show a progress bar"),
+    Param("backend", BACKEND, "auto", "which kernels run"),
+)
 
+
+@OPTIONS.entry
 def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
                        method="lightsb", optimizer="lbfgs", batch_size=128, maxiter=None,
                        lr=None, lr_decay=0.05, validation_fraction=0.1, patience=10,
@@ -63,8 +92,9 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
 
     Parameters
     ----------
-    x0, x1 : array, shape (n0, D), (n1, D)
-        Samples of the initial and final distributions.
+    x0, x1 : array or pandas.DataFrame, shape (n0, D), (n1, D)
+        Samples of the initial and final distributions (a DataFrame's numeric columns are
+        its D coordinates).
     epsilon : float
         Entropy weight: the prior is Brownian motion with variance ``epsilon`` per unit
         time, the static cost :math:`\\|x-y\\|^2/2`.
@@ -77,7 +107,7 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
         ``"full"`` for high accuracy.
     method : {"lightsb"}
     optimizer : {"lbfgs", "adam"}
-        Full-batch L-BFGS (SciPy) on the closed-form gradient with early stopping on a
+        Full-batch L-BFGS on the closed-form gradient with early stopping on a
         held-out ``validation_fraction`` of both sets (default: measured faster or as fast
         to the same accuracy for every epsilon tried, and far better at small epsilon), or
         minibatch Adam (minibatches drawn from the samples each step; memory independent
@@ -85,7 +115,8 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     batch_size : int
         Adam minibatch size per side.
     maxiter : int, optional
-        Adam steps (default 10000) or L-BFGS iterations (default 500).
+        Adam steps (default 10000) or L-BFGS iterations per fit (default 500; each size
+        of the split path and each start is one fit).
     lr : float, optional
         Adam step size (default 1e-2), decayed by a cosine schedule to
         ``lr * lr_decay``.
@@ -103,8 +134,10 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
           mixture only while the score drops by more than ``split_tol``.
         - ``"kmeans++"`` (default for Adam): ``n_components`` means drawn from ``x1`` by
           k-means++ seeding; ``"random"``: drawn uniformly.
-        - ``"auto"`` (default for L-BFGS): both ``"split"`` and ``"kmeans++"``, keeping
-          the lower score; about the time of the two fits.
+        - ``"auto"`` (default for L-BFGS): both ``"split"`` and ``"kmeans++"``, raced on
+          the score: the split path runs first, then the k-means++ start, which is
+          dropped as soon as its held-out loss curve shows it cannot get below the split
+          path's score (see Notes); the lower score is kept.
 
         The score is the held-out loss (the training loss without a held-out part); the
         sizes tried and their scores are in ``stages``. Neither start wins everywhere:
@@ -118,19 +151,28 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     init_scale : float
         Initial ``S_k = init_scale * I``.
     n_restarts : int
-        Independent fits from different initial means or split directions (each with the
-        full ``maxiter``);
-        the one with the lowest held-out loss (L-BFGS; the full-data loss for Adam or
-        without a held-out part) is returned, its scores in ``restart_scores``.
+        The starts of ``init`` repeated with other initial means or split directions
+        (each fit with the full ``maxiter``; labelled ``"split #2"``, ...), raced like
+        the starts of ``"auto"``; the lowest score is kept, the scores in
+        ``restart_scores``.
     rng : None, int or numpy.random.Generator
-        Initial means (rows of ``x1``), split directions, minibatches and the held-out
-        split.
+        The held-out split, then (in the order the candidates run) split directions,
+        initial means and minibatches: one stream, so a seed reproduces the fit.
     callback : callable, optional
-        ``callback(intermediate_result)`` after every iteration, with ``x`` (the current
-        parameters as one vector ``[log alpha (K), r (K D), q]`` in the input's namespace,
-        ``q`` = log of the diagonal S (K D) or the Cholesky factors of S (K D D)),
-        ``fun`` (loss) and ``nit``; raise ``StopIteration`` to stop (the result then has
-        ``success=False``, ``status=99``).
+        ``callback(intermediate_result)`` after every iteration of every candidate, with
+
+        - ``x``: the current parameters as one vector ``[log alpha (K), r (K D), q]`` in
+          the input's namespace, ``q`` = log of the diagonal S (K D) or the Cholesky
+          factors of S (K D D); ``bridge``: the same iterate as a
+          :class:`SchrodingerBridgeResult` (weights normalised; ``log_alpha``, ``r``,
+          ``S`` and every method, e.g. ``conditional_moments``);
+        - ``candidate`` (``"split"``, ``"kmeans++"``, ...), ``n_components`` (K of the
+          iterate), ``fun`` (training loss), ``val_loss`` (held-out loss; the training
+          loss without a held-out part, NaN for Adam), ``nit`` (iterations so far, all
+          candidates together) and ``elapsed`` (seconds since the call began).
+
+        Raise ``StopIteration`` to stop: the best fit so far is returned with
+        ``success=False``, ``status=99``.
     progress : bool
         Show a progress bar on stderr.
     backend : {"auto", "numpy", "numba", "cupy"}
@@ -138,10 +180,19 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     Returns
     -------
     SchrodingerBridgeResult
-        With ``log_alpha``, ``r``, ``S``, ``loss`` (history over every stage), ``nit``
-        (total), ``success``, ``n_components`` (the number used), ``stages`` (a list of
-        ``(n_components, score)`` per fit tried) and the methods ``sample``,
-        ``conditional_moments``, ``drift``, ``simulate``, ``bridge``, ``log_weights``.
+        With ``log_alpha``, ``r``, ``S``, ``n_components`` (the number kept),
+        ``success``, ``loss`` (training-loss history of the kept candidate, every stage),
+        ``nit`` (iterations of all candidates), ``stages`` (``(n_components, score)`` of
+        every fit tried), ``restart_scores`` (one score per candidate), ``fit_seconds``,
+        ``candidates`` and the methods ``sample``, ``conditional_moments``, ``drift``,
+        ``simulate``, ``bridge``, ``log_weights``.
+
+        ``candidates`` is one dict per candidate, in the order they ran: ``label``,
+        ``outcome`` (``"finished"``, ``"dropped"`` when it could not overtake the best,
+        ``"stopped"`` by the callback, ``"not run"`` after a stop), ``kept``, ``score``,
+        ``n_components`` (of its best fit), ``stages``, ``nit``, ``seconds`` and
+        ``history``: arrays with one entry per iteration, ``n_components``, ``loss``
+        (training), ``val_loss`` (held-out) and ``time`` (seconds since the call began).
 
     Raises
     ------
@@ -167,6 +218,15 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     and :math:`\\partial_{\\log\\alpha_k} L = \\mathbb{E}_{p_0}\\gamma_k - \\mathbb{E}_{p_1} u_k`,
     where :math:`u_k(y)` are the posterior weights of the components of :math:`v_\\theta`.
 
+    The candidates (the split path, the k-means++ start, their restarts) run one after
+    the other; each fit keeps the iterate with the lowest held-out loss. A candidate in
+    its last fit is dropped at the first iteration where its best held-out loss
+    :math:`h_t`, minus four times its drop over the last half of its iterations
+    (:math:`4 (h_{t/2} - h_t)`, at least 15 iterations in), is still above the best
+    score of the other candidates: L-BFGS curves flatten, so that is a generous guess of
+    what it has left to gain. A split whose fit cannot beat its parent's score by
+    ``split_tol`` by the same bound ends early.
+
     Examples
     --------
     >>> import numpy as np
@@ -186,100 +246,124 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
        Optimal Transport Benchmark", NeurIPS 2023.
     """
     start_time = time.perf_counter()
-    opts = _validate_options(
-        method=method, covariance=covariance, optimizer=optimizer, epsilon=epsilon,
-        n_components=n_components, batch_size=batch_size, patience=patience, init=init,
-        split_tol=split_tol, init_scale=init_scale, n_restarts=n_restarts, maxiter=maxiter,
-        lr=lr, lr_decay=lr_decay, validation_fraction=validation_fraction)
-    be, x0, x1 = _validate_samples(x0, x1, opts["n_components"], backend)
-    fitter = _init_fitter(x0, x1, opts, be, rng, check_callback(callback), progress)
-    runs = fitter.candidates(x0, x1)
-    return _finish(runs, opts, be, backend, time.perf_counter() - start_time)
+    opts = _fill_defaults(OPTIONS.validate(
+        epsilon=epsilon, n_components=n_components, covariance=covariance, method=method,
+        optimizer=optimizer, batch_size=batch_size, maxiter=maxiter, lr=lr,
+        lr_decay=lr_decay, validation_fraction=validation_fraction, patience=patience,
+        init=init, split_tol=split_tol, init_scale=init_scale, n_restarts=n_restarts,
+        rng=rng, callback=callback, progress=progress, backend=backend))
+    (x0, _), (x1, _) = unwrap_frame(x0, "x0"), unwrap_frame(x1, "x1")
+    be = resolve_backend(opts.backend, array_namespace(x0, x1))
+    x0, x1 = _check_samples(*OPTIONS.arrays(be, x0=x0, x1=x1), opts.n_components, be.xp)
+    fitter = _init_fitter(x0, x1, opts, be)
+    search = Search(fitter, callback=opts.callback, progress=opts.progress,
+                    start_time=start_time, to_bridge=lambda p: _bridge_view(p, opts, be))
+    _add_candidates(search, opts, x0, x1)
+    search.run()
+    return _finish(search, opts, be, time.perf_counter() - start_time)
 
 
-def _validate_options(**o):
-    """Check every option; fill the optimizer-dependent defaults."""
-    check_choice(o["method"], ("lightsb",), "method")
-    check_choice(o["covariance"], ("diag", "full"), "covariance")
-    check_choice(o["optimizer"], ("adam", "lbfgs"), "optimizer")
-    o["epsilon"] = check_positive(o["epsilon"], "epsilon")
-    for name in ("n_components", "batch_size", "patience", "n_restarts"):
-        o[name] = check_int(o[name], name, minimum=1)
-    if o["init"] is None:
-        o["init"] = "auto" if o["optimizer"] == "lbfgs" else "kmeans++"
-    check_choice(o["init"], ("auto", "split", "kmeans++", "random"), "init")
-    if o["init"] == "auto" and o["n_components"] == 1:
-        o["init"] = "split"  # both starts are the same single component
-    o["split_tol"] = check_positive(o["split_tol"], "split_tol", strict=False)
-    o["init_scale"] = check_positive(o["init_scale"], "init_scale")
-    if o["maxiter"] is None:
-        o["maxiter"] = 10000 if o["optimizer"] == "adam" else 500
-    o["maxiter"] = check_int(o["maxiter"], "maxiter", minimum=1)
-    o["lr"] = _DEFAULT_LR if o["lr"] is None else check_positive(o["lr"], "lr")
-    o["lr_decay"] = check_positive(o["lr_decay"], "lr_decay", strict=False)
-    vf = check_positive(o["validation_fraction"], "validation_fraction", strict=False)
-    if vf >= 0.5:
-        raise ValueError(f"validation_fraction must be < 0.5, got {vf}")
-    o["validation_fraction"] = vf
-    return o
+def _add_candidates(search, opts, x0_all, x1_all):
+    """The starts of ``init``, ``n_restarts`` times. They run one after the other and
+    draw from the one stream of ``rng`` in that order (the held-out split first)."""
+    kinds = {"auto": ("split", "kmeans++")}.get(opts.init, (opts.init,))
+    for i in range(opts.n_restarts):
+        for kind in kinds:
+            label = kind if opts.n_restarts == 1 else f"{kind} #{i + 1}"
+            search.add(kind, label, search.fitter.draws, x0_all, x1_all)
 
 
-def _validate_samples(x0, x1, K, backend):
-    """Resolve the backend; check and move ``x0``, ``x1`` (2-D, same D, finite, enough
-    rows); cast both to their common float dtype."""
-    be = resolve_backend(backend, array_namespace(x0, x1))
-    xp = be.xp
-    x0 = as_float_array(be.to_device(x0), xp, "x0", ndim=2)
-    x1 = as_float_array(be.to_device(x1), xp, "x1", ndim=2)
+def _fill_defaults(opts):
+    """The defaults that depend on the optimizer (and on K for ``init``)."""
+    adam = opts.optimizer == "adam"
+    init = opts.init if opts.init is not None else ("kmeans++" if adam else "auto")
+    if init == "auto" and opts.n_components == 1:
+        init = "split"  # both starts are the same single component
+    return opts.replace(
+        init=init, maxiter=opts.maxiter if opts.maxiter is not None else (10000 if adam else 500),
+        lr=opts.lr if opts.lr is not None else _DEFAULT_LR)
+
+
+def _check_samples(x0, x1, K, xp):
+    """What the spec cannot say about ``x0``, ``x1``: the same dimension D >= 1, enough
+    rows; both cast to their common float dtype."""
     if x0.shape[1] != x1.shape[1]:
         raise ValueError(f"x0 and x1 must have the same number of columns (dimension), got "
                          f"{x0.shape[1]} and {x1.shape[1]}")
     if x0.shape[1] == 0:
         raise ValueError("x0 and x1 must have at least one column")
-    check_finite(x0, xp, "x0")
-    check_finite(x1, xp, "x1")
     if x0.shape[0] < 2:
         raise ValueError(f"x0 needs at least 2 samples, got {x0.shape[0]}")
     if x1.shape[0] < max(K, 2):
         raise ValueError(f"x1 needs at least n_components={K} samples (the initial means are "
                          f"drawn from it), got {x1.shape[0]}")
     dtype = xp.result_type(x0.dtype, x1.dtype)
-    return be, xp.astype(x0, dtype), xp.astype(x1, dtype)
+    return xp.astype(x0, dtype), xp.astype(x1, dtype)
 
 
-def _init_fitter(x0, x1, opts, be, rng, callback, progress):
+def _init_fitter(x0, x1, opts, be):
     """The solver state: kernels, draws, block size and (L-BFGS) the held-out split."""
-    K, D = opts["n_components"], x0.shape[1]
-    width = (K + 2) * D * (D if opts["covariance"] == "full" else 1)
-    opts["chunk"] = max(256, int(2 ** 21 // max(width, 1)))
-    fitter = _Fitter(x0, x1, opts["epsilon"], be=be, kernels=Kernels(be),
-                     draws=Draws(check_rng(rng), be.xp), opts=opts, callback=callback,
-                     progress=progress)
-    if opts["optimizer"] == "lbfgs" and opts["validation_fraction"] > 0:
-        fitter.hold_out(opts["validation_fraction"])
+    K, D = opts.n_components, x0.shape[1]
+    width = (K + 2) * D * (D if opts.covariance == "full" else 1)
+    fitter = _Fitter(x0, x1, opts.epsilon, be=be, kernels=Kernels(be),
+                     draws=Draws(check_rng(opts.rng), be.xp), opts=opts,
+                     progress=opts.progress, chunk=max(256, int(2 ** 21 // max(width, 1))))
+    if opts.optimizer == "lbfgs" and opts.validation_fraction > 0:
+        fitter.hold_out(opts.validation_fraction)
     return fitter
 
 
-def _finish(runs, opts, be, backend, seconds):
-    """Pick the best-scored run, fix the gauge and build the result."""
+def _bridge_fields(params, opts, be):
+    """The result fields of a bridge with these parameters (gauge fixed: the weights
+    sum to one), and the gauge-fixed parameters."""
     xp = be.xp
-    scores = [sc for _, sc, _ in runs]
-    best = min(range(len(runs)), key=lambda i: scores[i] if math.isfinite(scores[i]) else math.inf)
-    params, history, nit, status, message = runs[best][0]
-    stages = [st for _, _, run_stages in runs for st in run_stages]
     la = params.la - logsumexp(params.la, backend=Kernels(be).lse)
-    params = Params(la, params.r, params.q, opts["covariance"])
+    params = Params(la, params.r, params.q, params.kind)
+    fields = dict(log_alpha=be.to_input(la), r=be.to_input(params.r),
+                  S=be.to_input(S_matrices(params, xp)), epsilon=opts.epsilon,
+                  covariance=opts.covariance, optimizer=opts.optimizer,
+                  n_components=int(params.r.shape[0]), backend=opts.backend)
+    return fields, params
+
+
+def _bridge_view(params, opts, be):
+    """The iterate as a :class:`SchrodingerBridgeResult` (what a callback sees as
+    ``intermediate_result.bridge``)."""
+    fields, params = _bridge_fields(params, opts, be)
+    return SchrodingerBridgeResult(**fields)._attach(params)
+
+
+def _candidate_record(c):
+    """What the result keeps of one candidate (see ``candidates`` in the docstring)."""
+    rows = np.asarray(c.history, dtype=np.float64).reshape(-1, 4)
+    return {"label": c.label, "outcome": c.outcome, "score": c.best_val,
+            "n_components": None if c.best is None else int(c.best[1].r.shape[0]),
+            "stages": list(c.stages), "nit": c.nit, "seconds": c.seconds,
+            "history": {"n_components": rows[:, 0].astype(np.int64), "loss": rows[:, 1],
+                        "val_loss": rows[:, 2], "time": rows[:, 3]}}
+
+
+def _finish(search, opts, be, seconds):
+    """Pick the candidate with the lowest score, fix the gauge and build the result."""
+    xp = be.xp
+    cands = search.candidates
+    ran = [c for c in cands if c.best is not None]
+    win = min(ran, key=lambda c: c.best[0] if math.isfinite(c.best[0]) else math.inf)
+    _, params, status, message = win.best
+    if search.stopped:
+        status, message = STOPPED_BY_CALLBACK
     finite = all(bool(xp.all(xp.isfinite(a))) for a in params.arrays())
     if not finite and status in SUCCESS:
         status, message = NONFINITE[0], "parameters became non-finite"
-    hist = np.asarray(history, dtype=np.float64)
+    hist = np.asarray([row[1] for row in win.history], dtype=np.float64)
+    records = [_candidate_record(c) for c in cands]
+    for rec, c in zip(records, cands):
+        rec["kept"] = c is win
+    fields, params = _bridge_fields(params, opts, be)
     res = make_result(
         status, success=status in SUCCESS, message=message,
-        result_class=SchrodingerBridgeResult,
-        log_alpha=be.to_input(la), r=be.to_input(params.r),
-        S=be.to_input(S_matrices(params, xp)), epsilon=opts["epsilon"],
-        covariance=opts["covariance"], fun=float(hist[-1]) if hist.size else math.nan,
-        loss=hist, nit=nit, optimizer=opts["optimizer"],
-        n_components=int(params.r.shape[0]), backend=backend, restart_scores=scores,
-        stages=stages, fit_seconds=seconds)
+        result_class=SchrodingerBridgeResult, fun=float(hist[-1]) if hist.size else math.nan,
+        loss=hist, nit=search.nit, restart_scores=[c.best_val for c in cands],
+        stages=[st for c in cands for st in c.stages], candidates=records,
+        fit_seconds=seconds, **fields)
     return res._attach(params)
