@@ -1,5 +1,7 @@
 """LightSB: closed-form gradients, Gaussian closed-form recovery, sampling, drift, bridges."""
 
+import math
+
 import numpy as np
 import pytest
 from scipy.special import logsumexp as sp_lse
