@@ -1,5 +1,4 @@
 """LightSB: closed-form gradients, Gaussian closed-form recovery, sampling, drift, bridges."""
-
 import math
 
 import numpy as np
