@@ -1,7 +1,7 @@
 r"""The CBO solver: starts, steps, stopping rules, restarts and the refinement of answers.
 
-:class:`CBOSolver` runs one :func:`~solvers.optimize.cbo.minimize_cbo` call on a validated
-:class:`~._cbo_config.CBOConfig` and a :class:`~._cbo_config.Problem`. A *start* is a
+:class:`CBOSolver` runs one :func:`~solvers.optimize.cbo.minimize_cbo` call on its validated
+options (:func:`._cbo_config.configure`) and a :class:`~._cbo_config.Problem`. A *start* is a
 swarm of ``M`` batched runs of ``N`` particles with one noise type; it steps until one
 of its stopping rules fires (:meth:`CBOSolver._verdict`), then its best point is refined
 (:mod:`._cbo_refine`) and, with restarts, the next start begins unless the last two
@@ -25,6 +25,7 @@ import numpy as np
 from .._lib.host import to_host, to_float
 from .._lib.results import Progress, call_callback
 from ._cbo_bounds import reflect
+from ._cbo_config import reserve
 from ._cbo_eval import Evaluator
 from ._cbo_kernels import KERNELS, SYNC_EVERY
 from ._cbo_refine import Refiner
@@ -111,16 +112,17 @@ class Swarm:
 
 
 class CBOSolver:
-    """One run of CBO on ``problem`` with the options ``cfg``; :meth:`solve` returns the
-    OptimizeResult."""
+    """One run of CBO on ``problem`` with the options ``cfg`` (the objective is
+    ``cfg.fun``); :meth:`solve` returns the OptimizeResult."""
 
-    def __init__(self, fun, cfg, problem, draws):
+    def __init__(self, cfg, problem, draws):
         self.cfg, self.problem, self.draws = cfg, problem, draws
         be = self.be = problem.be
         xp = self.xp = be.xp
         self.dtype = problem.dtype
-        self.evaluator = Evaluator(fun, cfg.args, cfg.vectorized, cfg.workers, be,
+        self.evaluator = Evaluator(cfg.fun, cfg.args, cfg.vectorized, cfg.workers, be,
                                    problem.dtype)
+        self.reserve = reserve(cfg, problem.d)  # evaluations kept for the last refinement
         self.weights = KERNELS.get("gibbs_consensus", be)
         self.move = KERNELS.get("move", be)
         self.reflect = KERNELS.get("reflect", be)
@@ -154,19 +156,19 @@ class CBOSolver:
     def loop_budget(self):
         """Evaluations the starts may use (``maxfev`` less the final reserve), or None."""
         cfg = self.cfg
-        return None if cfg.maxfev is None else cfg.maxfev - cfg.polish_budget
+        return None if cfg.maxfev is None else cfg.maxfev - self.reserve
 
     def left(self, final=False):
         """Evaluations left to the starts (``final``: to the last refinement)."""
         cfg = self.cfg
         if cfg.maxfev is None:
-            return cfg.polish_budget
+            return self.reserve
         return (cfg.maxfev if final else self.loop_budget) - self.nfev
 
     # ------------------------------------------------------------------ the run
     def solve(self):
         cfg = self.cfg
-        total = cfg.maxfev or (cfg.maxiter * cfg.n_runs * cfg.n_particles + cfg.polish_budget)
+        total = cfg.maxfev or (cfg.maxiter * cfg.n_runs * cfg.n_particles + self.reserve)
         try:
             with Progress(total, desc="cbo", enabled=cfg.progress) as self.bar:
                 end = self._starts()
