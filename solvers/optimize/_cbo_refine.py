@@ -28,6 +28,9 @@ LOCAL_STEP = 1e-4
 PROBE_STEP = 0.2
 #: evaluations per dimension (+1) of the L-BFGS-B step from a point on a bound
 BOUND_POLISH = 100
+#: the start shape of the refinement of a diagonal-noise start: "diagonal" (the
+#: particles' spread per coordinate) or "isotropic" (its mean, on every coordinate)
+DIAG_SHAPE = "diagonal"
 
 
 class Refiner:
@@ -35,9 +38,9 @@ class Refiner:
 
     def __init__(self, solver):
         self.solver = solver
-        # the local run weights host numpy arrays: the solver's backend on numpy, the
-        # numpy one otherwise (cupy or another namespace)
-        self.host_weights = KERNELS.get("gibbs_weights", solver.be.host())
+        # the local run weights host numpy arrays: the solver's kernels on numpy, the
+        # host ones otherwise (cupy or another namespace), with the run's size rule
+        self.host_weights = KERNELS.get("gibbs_weights", solver.be.host(), size=solver.size)
         box = solver.problem.box
         self.lb, self.ub = box if box is not None else (None, None)
         self.shape, self.shape_value = None, math.inf  # the shape of the best start
@@ -107,7 +110,10 @@ class Refiner:
         C = np.asarray(to_host(s.C[ib, :]), dtype=np.float64)
         if s.noise == "covariance":
             return swarm_covariance(P, np.asarray(to_host(s.W[ib, :]), dtype=np.float64), C)
-        return np.diag(np.mean((P - C) ** 2, axis=0))
+        var = np.mean((P - C) ** 2, axis=0)
+        if DIAG_SHAPE == "isotropic":
+            return np.eye(P.shape[1]) * float(np.mean(var))
+        return np.diag(var)
 
     def _refine(self, BF, BX, shape, budget, growth=0):
         """Refine the best of the per-run points ``(BF, BX)`` with at most ``budget``

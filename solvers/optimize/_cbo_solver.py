@@ -27,7 +27,7 @@ from .._lib.results import Progress, call_callback
 from ._cbo_bounds import reflect
 from ._cbo_config import reserve
 from ._cbo_eval import Evaluator
-from ._cbo_kernels import KERNELS, SYNC_EVERY
+from ._cbo_kernels import KERNELS, SYNC_EVERY, run_size
 from ._cbo_refine import Refiner
 from ._cbo_result import build_result
 
@@ -123,10 +123,13 @@ class CBOSolver:
         self.evaluator = Evaluator(cfg.fun, cfg.args, cfg.vectorized, cfg.workers, be,
                                    problem.dtype)
         self.reserve = reserve(cfg, problem.d)  # evaluations kept for the last refinement
-        self.weights = KERNELS.get("gibbs_consensus", be)
-        self.move = KERNELS.get("move", be)
-        self.reflect = KERNELS.get("reflect", be)
-        self.track = KERNELS.get("track_best", be)
+        # the kernels' backend, chosen once for the whole run from its size: a small run
+        # under backend="auto" runs the generic twins (nothing to compile)
+        size = self.size = run_size(cfg, problem.d)
+        self.weights = KERNELS.get("gibbs_consensus", be, size=size)
+        self.move = KERNELS.get("move", be, size=size)
+        self.reflect = KERNELS.get("reflect", be, size=size)
+        self.track = KERNELS.get("track_best", be, size=size)
         self.sync_every = SYNC_EVERY.get(be.name, 1)
         self.scale = problem.scale
         self.max_level = 1e3 * self.scale  # covariance step size: far beyond the box

@@ -28,6 +28,8 @@ operations come from the kernel table :mod:`._cbo_kernels` (Numba on numpy input
 cupy input, the generic twins of :mod:`._cbo_generic` otherwise, which are the reference
 the kernels are tested against); :mod:`._cbo_runs` maps independent runs over workers.
 """
+import math
+
 from .._lib.backend import resolve_backend
 from .._lib.namespace import array_namespace
 from .._lib.rng import Draws
@@ -99,7 +101,7 @@ def consensus(x, energies, alpha, *, backend="auto"):
     if tuple(energies.shape) != tuple(x.shape[:2]):
         raise ValueError(f"energies must have shape {tuple(x.shape[:2])} to match x, "
                          f"got {tuple(energies.shape)}")
-    C = KERNELS.get("consensus", be)(x, energies, cfg.alpha, be.xp)
+    C = KERNELS.get("consensus", be, size=math.prod(x.shape))(x, energies, cfg.alpha, be.xp)
     if single:
         C = C[0, ...]
     return be.to_input(C)
