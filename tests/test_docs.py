@@ -41,7 +41,6 @@ PAGE_TIMEOUT = 60
 #: starts to run fails this test until it is removed here (the list only shrinks)
 KNOWN = {
     "guide/lightsb.rst": "block 1: `x1 = ...` (an Ellipsis, not data)",
-    "guide/lse.rst": "block 1: a LocalCluster of worker processes without a guard",
     "guide/qubo.rst": "block 1: NameError, f1 is not defined (and a LocalCluster without "
                       "a guard)",
 }
@@ -148,7 +147,7 @@ JARGON_RE = re.compile("|".join(f"(?:{p})" for p in JARGON), re.IGNORECASE)
 JARGON_LEFT = {
     "README.md",
     "docs/guide/dag_assumptions.rst",
-    "solvers/dag/learn.py", "solvers/lse/_matmul_numba.py",
+    "solvers/dag/learn.py",
 }
 
 

@@ -49,7 +49,7 @@ ENDS = {
 def build_result(solver, end):
     """The OptimizeResult of ``solver`` (a finished :class:`~._cbo_solver.CBOSolver`)
     that ended by ``end``."""
-    s, xp, be, cfg = solver.swarm, solver.xp, solver.be, solver.cfg
+    s, be, cfg = solver.swarm, solver.be, solver.cfg
     if s is None:
         N = cfg.n_runs * max(cfg.n_particles, 2)
         raise ValueError(f"maxfev={cfg.maxfev} is below one step (at least {N} "

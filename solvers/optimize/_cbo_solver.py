@@ -403,7 +403,7 @@ class CBOSolver:
         return bool(xp.all(finite & (hi - lo <= self.cfg.ftol * (1.0 + xp.abs(lo)))))
 
     def _call_back(self, s):
-        xp, be = self.xp, self.be
+        be = self.be
         x, f = self.best_point(s)
         single = self.cfg.n_runs == 1
         alpha = s.alpha_used if isinstance(s.alpha_used, float) else be.to_input(s.alpha_used)
