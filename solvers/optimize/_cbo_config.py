@@ -25,8 +25,8 @@ from .._lib.validation import promote_float16
 from ._cbo_bounds import parse_bounds
 from ._polish import POLISH_METHODS
 
-__all__ = ["OPTIONS", "CBOOptions", "CONSENSUS_OPTIONS", "Problem", "configure", "prepare", "reserve",
-           "NOISES"]
+__all__ = ["OPTIONS", "CBOOptions", "CONSENSUS_OPTIONS", "Problem", "configure", "prepare",
+           "reserve", "NOISES"]
 
 NOISES = ("mixed", "anisotropic", "isotropic", "covariance")
 
