@@ -31,6 +31,15 @@ BOUND_POLISH = 100
 #: the start shape of the refinement of a diagonal-noise start: "diagonal" (the
 #: particles' spread per coordinate) or "isotropic" (its mean, on every coordinate)
 DIAG_SHAPE = "diagonal"
+#: a probe ends early once it matches the best answer or has missed it (see
+#: :meth:`Refiner._probe_verdict`): PROBE_MISS is the spread / distance ratio, PROBE_GAP
+#: the relative value gap of a miss
+PROBE_EARLY = True
+PROBE_MISS = 0.01
+PROBE_GAP = 1e-6
+PROBE_STALL = 1e-3
+#: two answers lie in the same basin when their points are this close (share of the box)
+BASIN_XTOL = 1e-3
 
 
 class Refiner:
@@ -69,11 +78,12 @@ class Refiner:
         # point on a face is what a bound-constrained minimum needs
         return np.minimum(np.maximum(X, self.lb), self.ub)
 
-    def _local(self, x, fx, shape, step, budget, cap_step=True, growth=0):
+    def _local(self, x, fx, shape, step, budget, cap_step=True, growth=0, stop=None):
         d = x.shape[0]
         lam = int((4 + int(3 * math.log(d))) * self.solver.cfg.popsize_factor ** growth)
         return local_run(self._batch, self._weights, x, fx, shape, step, self.lb, self.ub,
-                         budget, self._normal, self._clip, cap_step=cap_step, lam=lam)
+                         budget, self._normal, self._clip, cap_step=cap_step, lam=lam,
+                         stop=stop)
 
     # ---- the end of a start
     def finish(self, s, end):
@@ -158,6 +168,32 @@ class Refiner:
                 xp.where(hit, xp.asarray(x.tolist(), dtype=sv.dtype), BX))
 
     # ---- the probe
+    def _probe_verdict(self):
+        """The early end of a probe, given the best answer so far ``(f_ref, x_ref)``: the
+        probe has *matched* it once its best value agrees within ``ftol`` and its best
+        point lies in the same basin (what the restarts' agreement test asks); it has
+        *missed* once its search has shrunk onto another point (its spread below
+        PROBE_MISS of its distance to ``x_ref``) whose value is worse by more than
+        PROBE_GAP and no longer falls (by less than PROBE_STALL of that excess over the
+        last generations). Either way the rest of its convergence would tell nothing new."""
+        sv = self.solver
+        if not (PROBE_EARLY and sv.answers):
+            return None
+        f_ref, x_ref = min(sv.answers, key=lambda a: a[0])
+        if not math.isfinite(f_ref):
+            return None
+        ftol = max(sv.cfg.ftol, 1e-15) * (1.0 + abs(f_ref))
+        xtol = BASIN_XTOL * sv.problem.scale
+        gap = PROBE_GAP * (1.0 + abs(f_ref))
+
+        def verdict(best_x, best_f, m, spread, gain):
+            if best_f <= f_ref + ftol:
+                return float(np.max(np.abs(best_x - x_ref))) <= xtol
+            excess = best_f - f_ref
+            return excess > gap and gain < PROBE_STALL * excess and \
+                spread < PROBE_MISS * float(np.linalg.norm(m - x_ref))
+        return verdict
+
     def probe(self):
         """A local covariance run from a new uniform start point; returns "probed" (or
         "maxfev" when no evaluation is left for it)."""
@@ -167,7 +203,7 @@ class Refiner:
             return "maxfev"
         x = np.asarray(to_host(sv.start_points((1,))[0, :]), dtype=np.float64)
         xn, fn, _ = self._local(x, math.inf, None, PROBE_STEP * sv.problem.scale,
-                                budget, cap_step=False)
+                                budget, cap_step=False, stop=self._probe_verdict())
         sv.BF, sv.BX = self._put(sv.BF, sv.BX, int(xp.argmin(sv.BF)), xn, fn)
         sv.answers.append((fn, np.asarray(xn, dtype=np.float64)))
         return "probed"

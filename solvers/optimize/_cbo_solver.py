@@ -28,7 +28,7 @@ from ._cbo_bounds import reflect
 from ._cbo_config import reserve
 from ._cbo_eval import Evaluator
 from ._cbo_kernels import KERNELS, SYNC_EVERY, run_size
-from ._cbo_refine import Refiner
+from ._cbo_refine import BASIN_XTOL, Refiner
 from ._cbo_result import build_result
 
 __all__ = ["CBOSolver", "covariance_noise"]
@@ -63,8 +63,6 @@ FIRST_SHARE = 0.025
 MIXED_ORDER = ("covariance", "anisotropic")
 #: local runs from new points right after the first start (see :mod:`._cbo_refine`)
 PROBES = 4
-#: two answers lie in the same basin when their points are this close (share of the box)
-BASIN_XTOL = 1e-3
 #: ends of a start that end the whole run
 TERMINAL = ("maxfev", "maxiter", "target", "callback", "diverged")
 
