@@ -38,6 +38,9 @@ PROBE_EARLY = True
 PROBE_MISS = 0.01
 PROBE_GAP = 1e-6
 PROBE_STALL = 1e-3
+#: the last refinement (the final reserve) refines the best point of all starts when the
+#: last start's best is worse (else the last start's best, as every other refinement)
+FINAL_BEST = True
 #: two answers lie in the same basin when their points are this close (share of the box)
 BASIN_XTOL = 1e-3
 
@@ -91,12 +94,15 @@ class Refiner:
         sv = self.solver
         final = end in ("maxfev", "maxiter")
         if s.F is None:  # the budget did not reach this start: go on with the best point
-            if final and sv.cfg.polish is not None and sv.BX is not None:
-                sv.BF, sv.BX = self._refine(sv.BF, sv.BX, self.shape, sv.left(final=True))
+            if final:
+                self.refine_best()
             return
         refine = sv.cfg.polish is not None and end not in ("callback", "diverged", "target")
         shape = self._shape_of(s) if refine or sv.cfg.polish == "local" else None
-        if refine:
+        if refine and final and FINAL_BEST and \
+                to_float(sv.xp.min(sv.BF)) < to_float(sv.xp.min(s.BF)):
+            self.refine_best()  # the last refinement goes to the best point of all starts
+        elif refine:
             s.BF, s.BX = self._refine(s.BF, s.BX, shape, sv.left(final=final), s.growth)
         sv.merge(s)
         ib = int(sv.xp.argmin(s.BF))
@@ -104,6 +110,12 @@ class Refiner:
         sv.answers.append((value, np.asarray(to_host(s.BX[ib, :]), dtype=np.float64)))
         if shape is not None and value < self.shape_value:
             self.shape, self.shape_value = shape, value
+
+    def refine_best(self):
+        """The last refinement, on the best point of all starts (the final reserve)."""
+        sv = self.solver
+        if sv.cfg.polish is not None and sv.BX is not None:
+            sv.BF, sv.BX = self._refine(sv.BF, sv.BX, self.shape, sv.left(final=True))
 
     def _on_bounds(self, x):
         """Whether a coordinate of ``x`` lies on a bound (within 1e-9 of the box)."""
@@ -200,6 +212,7 @@ class Refiner:
         sv, xp = self.solver, self.solver.xp
         budget = sv.left()
         if budget <= 0:
+            self.refine_best()
             return "maxfev"
         x = np.asarray(to_host(sv.start_points((1,))[0, :]), dtype=np.float64)
         xn, fn, _ = self._local(x, math.inf, None, PROBE_STEP * sv.problem.scale,
