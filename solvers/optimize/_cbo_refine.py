@@ -43,6 +43,8 @@ PROBE_STALL = 1e-3
 FINAL_BEST = True
 #: two answers lie in the same basin when their points are this close (share of the box)
 BASIN_XTOL = 1e-3
+#: IPOP doublings of the refinement of the first (covariance) start
+FIRST_GROWTH = 0
 
 
 class Refiner:
@@ -103,7 +105,8 @@ class Refiner:
                 to_float(sv.xp.min(sv.BF)) < to_float(sv.xp.min(s.BF)):
             self.refine_best()  # the last refinement goes to the best point of all starts
         elif refine:
-            s.BF, s.BX = self._refine(s.BF, s.BX, shape, sv.left(final=final), s.growth)
+            growth = s.growth if sv.answers else s.growth + FIRST_GROWTH
+            s.BF, s.BX = self._refine(s.BF, s.BX, shape, sv.left(final=final), growth)
         sv.merge(s)
         ib = int(sv.xp.argmin(s.BF))
         value = to_float(s.BF[ib])
@@ -206,9 +209,10 @@ class Refiner:
                 spread < PROBE_MISS * float(np.linalg.norm(m - x_ref))
         return verdict
 
-    def probe(self):
-        """A local covariance run from a new uniform start point; returns "probed" (or
-        "maxfev" when no evaluation is left for it)."""
+    def probe(self, growth=0):
+        """A local covariance run from a new uniform start point (its population grown by
+        ``growth`` IPOP doublings); returns "probed" (or "maxfev" when no evaluation is
+        left for it)."""
         sv, xp = self.solver, self.solver.xp
         budget = sv.left()
         if budget <= 0:
@@ -216,7 +220,8 @@ class Refiner:
             return "maxfev"
         x = np.asarray(to_host(sv.start_points((1,))[0, :]), dtype=np.float64)
         xn, fn, _ = self._local(x, math.inf, None, PROBE_STEP * sv.problem.scale,
-                                budget, cap_step=False, stop=self._probe_verdict())
+                                budget, cap_step=False, growth=growth,
+                                stop=self._probe_verdict())
         sv.BF, sv.BX = self._put(sv.BF, sv.BX, int(xp.argmin(sv.BF)), xn, fn)
         sv.answers.append((fn, np.asarray(xn, dtype=np.float64)))
         return "probed"

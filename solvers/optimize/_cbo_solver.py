@@ -63,6 +63,11 @@ FIRST_SHARE = 0.025
 MIXED_ORDER = ("covariance", "anisotropic")
 #: local runs from new points right after the first start (see :mod:`._cbo_refine`)
 PROBES = 4
+#: after every later swarm start, a local run from a new point whose population grows by
+#: popsize_factor per such run (IPOP-CMA-ES's restarts, between CBO's)
+LATE_PROBES = False
+#: the probes right after the first start double their population one after another
+PROBE_GROWTH = False
 #: ends of a start that end the whole run
 TERMINAL = ("maxfev", "maxiter", "target", "callback", "diverged")
 
@@ -142,6 +147,8 @@ class CBOSolver:
         self.swarm = None  # the last swarm that stepped
         self.answers = []  # (value, host point) of each start, after its refinement
         self.probes = 0  # probe restarts so far
+        self.late_probes = 0  # probes after later swarm starts
+        self.last_kind = None
         self.bar = None
         self.refiner = Refiner(self)
 
@@ -183,8 +190,11 @@ class CBOSolver:
         cfg = self.cfg
         kind = self._next_kind()
         while True:
+            self.last_kind = kind
             if kind == "probe":
-                end = self.refiner.probe()
+                end = self.refiner.probe(growth=self.probes - 1 if PROBE_GROWTH else 0)
+            elif kind == "late probe":
+                end = self.refiner.probe(growth=self.late_probes)
             else:
                 s = self._new_swarm(kind)
                 end = self._run(s)
@@ -210,6 +220,10 @@ class CBOSolver:
                 self.probes < PROBES and (self.probes == 0 or len(self._basins()) <= 2):
             self.probes += 1
             return "probe"
+        if LATE_PROBES and n >= 2 and self.cfg.restarts and self.cfg.polish == "local" and \
+                self.last_kind not in ("probe", "late probe"):
+            self.late_probes += 1
+            return "late probe"
         noise = self.cfg.noise
         return MIXED_ORDER[n % 2] if noise == "mixed" else noise
 
