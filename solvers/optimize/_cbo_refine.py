@@ -30,7 +30,7 @@ PROBE_STEP = 0.2
 BOUND_POLISH = 100
 #: the start shape of the refinement of a diagonal-noise start: "diagonal" (the
 #: particles' spread per coordinate) or "isotropic" (its mean, on every coordinate)
-DIAG_SHAPE = "diagonal"
+DIAG_SHAPE = "isotropic"
 #: a probe ends early once it matches the best answer or has missed it (see
 #: :meth:`Refiner._probe_verdict`): PROBE_MISS is the spread / distance ratio, PROBE_GAP
 #: the relative value gap of a miss
