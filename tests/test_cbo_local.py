@@ -144,3 +144,21 @@ def test_a_probe_that_matches_the_best_answer_ends_early(monkeypatch):
     assert early_probes[0][0] <= early.fun + ftol and early.fun < 1e-10
     assert early_probes[0][1] < full_probes[0][1]
     assert early.nfev < full.nfev
+
+
+def test_the_final_reserve_is_spent_when_a_probe_finds_the_budget_gone(monkeypatch):
+    # maxfev = 6000 on a rotated ellipsoid (d = 10, condition 1e6): the starts use the
+    # 5400 evaluations before the reserve, the next probe finds none left and the last
+    # refinement spends the reserve (600) on the best point of all starts
+    calls = []
+    real = _cbo_refine.Refiner.refine_best
+
+    def spy(self):
+        calls.append(self.solver.nfev)
+        return real(self)
+    monkeypatch.setattr(_cbo_refine.Refiner, "refine_best", spy)
+    f = _ellipsoid(10, 1e6, 5)
+    res = minimize_cbo(lambda X: f(np.asarray(X).T), bounds=[(-5, 5)] * 10, vectorized=True,
+                       maxfev=6000, rng=0)
+    assert calls == [5400] and 5400 < res.nfev <= 6000 and res.status == 2
+    assert res.fun < 1e-8
