@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from solvers import minimize_cbo
+from solvers._lib.results import Status
 from solvers.optimize import _cbo_generic as generic
 from solvers.optimize import _cbo_refine
 from solvers.optimize._cbo_bounds import reflect
@@ -160,5 +161,5 @@ def test_the_final_reserve_is_spent_when_a_probe_finds_the_budget_gone(monkeypat
     f = _ellipsoid(10, 1e6, 5)
     res = minimize_cbo(lambda X: f(np.asarray(X).T), bounds=[(-5, 5)] * 10, vectorized=True,
                        maxfev=6000, rng=0)
-    assert calls == [5400] and 5400 < res.nfev <= 6000 and res.status == 2
+    assert calls == [5400] and 5400 < res.nfev <= 6000 and res.status == Status.MAXFEV
     assert res.fun < 1e-8
