@@ -471,12 +471,12 @@ def test_polish_respects_maxfev():
 
 
 def test_default_budget_grows_with_dimension():
-    from solvers.optimize._cbo_config import configure, OPTION_NAMES
-    import inspect
+    from solvers.optimize._cbo_config import OPTIONS, configure
 
-    defaults = {k: p.default for k, p in inspect.signature(minimize_cbo).parameters.items()
-                if k in OPTION_NAMES}
-    assert configure(defaults, 3).maxfev == 80_000
-    assert configure(defaults, 25).maxfev == 100_000
-    assert configure(dict(defaults, n_runs=3), 25).maxfev == 300_000
-    assert configure(dict(defaults, maxiter=50), 25).maxfev is None
+    def config(d, **kw):
+        return configure(OPTIONS.validate(fun=sphere, **kw), d)
+
+    assert config(3).maxfev == 80_000
+    assert config(25).maxfev == 100_000
+    assert config(25, n_runs=3).maxfev == 300_000
+    assert config(25, maxiter=50).maxfev is None

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from solvers import minimize_cbo
+from solvers._lib.results import Status
 from solvers.optimize import _cbo_generic as generic
 from solvers.optimize import _cbo_refine
 from solvers.optimize._cbo_bounds import reflect
@@ -109,3 +110,56 @@ def test_refinements_stay_within_maxfev_and_only_with_polish(monkeypatch):
     minimize_cbo(fv, bounds=[(-5, 5)] * 6, vectorized=True, maxfev=20_000, rng=1,
                  polish=False)
     assert calls == []
+
+
+_PROBE = _cbo_refine.Refiner.probe
+
+
+def _probe_spy(monkeypatch, early):
+    """Run the defaults on a rotated ellipsoid (d = 5) with the probe's early end on or
+    off; returns (result, [(value, evaluations) of each probe])."""
+    monkeypatch.setattr(_cbo_refine, "PROBE_EARLY", early)
+    probes = []
+
+    def spy(self, *a, **kw):
+        n0 = self.solver.nfev
+        end = _PROBE(self, *a, **kw)
+        probes.append((self.solver.answers[-1][0], self.solver.nfev - n0))
+        return end
+    monkeypatch.setattr(_cbo_refine.Refiner, "probe", spy)
+    f = _ellipsoid(5, 1e4, 3)
+    res = minimize_cbo(lambda X: f(np.asarray(X).T), bounds=[(-5, 5)] * 5, vectorized=True,
+                       rng=4)
+    return res, probes
+
+
+def test_a_probe_that_matches_the_best_answer_ends_early(monkeypatch):
+    # the unimodal run ends after one probe either way; with the early end the probe stops
+    # once its value agrees with the first answer within ftol (so the run still ends as
+    # "agreed"), and the same draws up to that point make it strictly cheaper
+    full, full_probes = _probe_spy(monkeypatch, False)
+    early, early_probes = _probe_spy(monkeypatch, True)
+    assert full.success and early.success and len(full_probes) == len(early_probes) == 1
+    assert "agreed" in early.message or "same best value" in early.message
+    ftol = 1e-10 * (1 + abs(early.fun))
+    assert early_probes[0][0] <= early.fun + ftol and early.fun < 1e-10
+    assert early_probes[0][1] < full_probes[0][1]
+    assert early.nfev < full.nfev
+
+
+def test_the_final_reserve_is_spent_when_a_probe_finds_the_budget_gone(monkeypatch):
+    # maxfev = 6000 on a rotated ellipsoid (d = 10, condition 1e6): the starts use the
+    # 5400 evaluations before the reserve, the next probe finds none left and the last
+    # refinement spends the reserve (600) on the best point of all starts
+    calls = []
+    real = _cbo_refine.Refiner.refine_best
+
+    def spy(self):
+        calls.append(self.solver.nfev)
+        return real(self)
+    monkeypatch.setattr(_cbo_refine.Refiner, "refine_best", spy)
+    f = _ellipsoid(10, 1e6, 5)
+    res = minimize_cbo(lambda X: f(np.asarray(X).T), bounds=[(-5, 5)] * 10, vectorized=True,
+                       maxfev=6000, rng=0)
+    assert calls == [5400] and 5400 < res.nfev <= 6000 and res.status == Status.MAXFEV
+    assert res.fun < 1e-8

@@ -14,7 +14,7 @@ from solvers.optimize import _cbo_numba
 from solvers.optimize import _cbo_generic as generic
 from solvers.optimize import _cbo_solver
 from solvers.optimize._cbo_bounds import reflect
-from solvers.optimize._cbo_config import OPTION_NAMES, Problem, configure
+from solvers.optimize._cbo_config import OPTIONS, Problem, configure
 
 
 def sphere(x):
@@ -27,11 +27,8 @@ def rosen(x):  # vectorized Rosenbrock, x of shape (d,) or (d, S)
 
 # --- covariance noise: affine invariance -------------------------------------------------
 
-def _config(**kw):
-    defaults = {k: p.default for k, p in __import__("inspect").signature(
-        cbo.minimize_cbo).parameters.items() if k in OPTION_NAMES}
-    defaults.update(kw)
-    return configure(defaults, 3)
+def _config(fun, **kw):
+    return configure(OPTIONS.validate(fun=fun, **kw), 3)
 
 
 def _trajectory(f, X0, steps, seed, backend="numpy", noise="covariance"):
@@ -39,7 +36,7 @@ def _trajectory(f, X0, steps, seed, backend="numpy", noise="covariance"):
     be = resolve_backend(backend, np)
     d = X0.shape[-1]
     problem = Problem(be, np.float64, None, np.zeros(d), np.ones(d), None)
-    solver = _cbo_solver.CBOSolver(f, _config(vectorized=True, restarts=False, polish=False),
+    solver = _cbo_solver.CBOSolver(_config(f, vectorized=True, restarts=False, polish=False),
                                    problem, Draws(seed, np))
     cov = noise == "covariance"
     dynamics = _cbo_solver.COV_DEFAULTS if cov else _cbo_solver.DIAG_DEFAULTS

@@ -13,9 +13,8 @@ import numpy as np
 
 from .._lib.host import to_host
 from .._lib.parallel import check_workers, collect
-from .._lib.validation import check_int
 
-__all__ = ["Evaluator", "Objective", "check_cbo_workers", "make_pool", "real_scalar"]
+__all__ = ["Evaluator", "Objective", "make_pool", "parse_workers", "real_scalar"]
 
 
 class Objective:
@@ -42,17 +41,10 @@ def make_pool(n):
     return multiprocessing.get_context("spawn").Pool(n)
 
 
-def check_cbo_workers(workers):
-    """:func:`~solvers._lib.parallel.check_workers` (None: serial) after ``check_int``'s
-    TypeError for a ``workers`` that is neither None, callable nor an integer."""
-    if workers is not None and not callable(workers):
-        workers = check_int(workers, "workers")
-    return check_workers(workers)
-
-
 def parse_workers(workers):
-    """``workers`` -> (map callable, pool size or None for a user map / serial)."""
-    if check_cbo_workers(workers) is None:
+    """``workers`` (validated by its spec) -> (map callable, pool size or None for a user
+    map / serial)."""
+    if check_workers(workers) is None:
         return map, None
     if callable(workers):
         return workers, None

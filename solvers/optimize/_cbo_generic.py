@@ -8,7 +8,12 @@ float32 inputs:
   over the mini-batch ``mask`` and over finite energies only (+inf energies get weight zero
   and do not count in the effective sample size); a run without a finite energy gets
   uniform weights; with ``ess`` the alpha of each run is found by bisection on log(alpha)
-  so that the effective sample size ``1 / sum w^2`` is ``ess`` times the finite count;
+  so that the effective sample size ``1 / sum w^2`` is ``ess`` times the finite count.
+  The effective sample size of ``w = exp(-alpha g)``, ``g >= 0``, decreases with alpha
+  (its log-derivative is ``-2 alpha (E_w[g] - E_{w^2}[g]) <= 0``), so ``b`` steps of the
+  bisection are decided at once by counting which of the ``2^b - 1`` evenly spaced points
+  of the interval lie at or above the target: the same interval, with ``b`` times fewer
+  array operations (:data:`SECTION_BITS`);
 - :func:`gibbs_consensus`: the same weights and the consensus ``sum_i w_i P_i``;
 - :func:`move`: the drift toward the consensus plus diagonal (anisotropic) or isotropic
   noise, and the spread ``max |x_ij - c_j|`` per run;
@@ -19,14 +24,20 @@ The twin of the ``reflect`` kernel is :func:`._cbo_bounds.reflect`.
 """
 import math
 
-from ..lse import softmax, logsumexp
-
 __all__ = ["gibbs_weights", "gibbs_consensus", "move", "track_best", "consensus"]
 
-#: the ESS bisection on log(alpha): its lower end (alpha = 1e-300, so that any scale of
-#: ``f`` is resolved) and its number of steps, shared with the Numba kernel
+#: the ESS bisection on log(alpha), shared with the Numba kernel: its lower end (alpha =
+#: 1e-300, so that any scale of ``f`` is resolved), the width of its range (a power of two,
+#: so that every node ``lo + width * k / 2^j`` is computed with one rounding on every
+#: backend, fused multiply-add or not; nodes above ``log(alpha_max)`` count as too large)
+#: and its number of steps (log(alpha) to 2e-6)
 LOG_ALPHA_LO = math.log(1e-300)
-N_BISECT = 60
+ALPHA_SPAN = 2048.0
+N_BISECT = 30
+#: levels of the bisection the generic code takes per pass (N_BISECT / SECTION_BITS
+#: passes): one pass evaluates the effective sample size at the 2^b - 1 interior points of
+#: b bisection steps at once, in one array operation instead of b
+SECTION_BITS = 6
 
 
 def _energy_gaps(E, mask, xp):
@@ -46,21 +57,27 @@ def _energy_gaps(E, mask, xp):
 
 def _ess_alpha(g, ess, alpha_max, xp):
     """Per-run alpha with effective sample size 1/sum(w^2) = ess * (finite particles):
-    bisection on log(alpha) in [LOG_ALPHA_LO, log alpha_max] (the Numba kernel's)."""
+    the Numba kernel's bisection on log(alpha) (capped at log alpha_max), taken
+    :data:`SECTION_BITS` levels per pass (module docstring)."""
     M = g.shape[0]
-    count = xp.sum(xp.astype(g < xp.inf, xp.float64), axis=1)
-    log_target = xp.log(ess * count)
+    target = ess * xp.sum(xp.astype(g < xp.inf, xp.float64), axis=1)[:, None]
+    neg_g = -xp.astype(g, xp.float64)[:, None, :]
+    pieces = 2 ** SECTION_BITS
+    ks = xp.reshape(xp.arange(1, pieces, dtype=xp.float64), (1, pieces - 1))
+    cap = math.log(alpha_max)
     lo = xp.full((M,), LOG_ALPHA_LO, dtype=xp.float64)
-    hi = xp.full((M,), math.log(alpha_max), dtype=xp.float64)
-    g64 = xp.astype(g, xp.float64)
-    for _ in range(N_BISECT):
-        mid = 0.5 * (lo + hi)
-        la = -xp.exp(mid)[:, None] * g64
-        log_ess = 2.0 * logsumexp(la, axis=1) - logsumexp(2.0 * la, axis=1)
-        small = log_ess < log_target
-        hi = xp.where(small, mid, hi)
-        lo = xp.where(small, lo, mid)
-    return xp.exp(0.5 * (lo + hi))
+    step = ALPHA_SPAN / pieces
+    for _ in range(N_BISECT // SECTION_BITS):
+        nodes = lo[:, None] + step * ks  # (M, 2^b - 1) values of log(alpha)
+        a = xp.exp(xp.minimum(nodes, xp.full_like(nodes, cap)))  # above the cap: unused
+        w = xp.exp(a[:, :, None] * neg_g)  # the best particle's w is 1
+        s1 = xp.sum(w, axis=2)
+        # ESS = s1^2 / s2 decreases with alpha: the nodes at or above the target (and
+        # not above the cap) lie below the root, and their count says which piece holds it
+        above = (s1 * s1 >= target * xp.sum(w * w, axis=2)) & (nodes <= cap)
+        lo = lo + step * xp.sum(xp.astype(above, xp.float64), axis=1)
+        step = step / pieces
+    return xp.exp(xp.minimum(lo + 0.5 * pieces * step, xp.full_like(lo, cap)))
 
 
 def gibbs_weights(E, mask, alpha, ess, alpha_max, xp):
@@ -79,8 +96,10 @@ def gibbs_weights(E, mask, alpha, ess, alpha_max, xp):
         a = xp.astype(alpha_used, g.dtype)[:, None]
     excluded = g == xp.inf
     logits = -a * xp.where(excluded, xp.zeros_like(g), g)
-    logits = xp.where(excluded, xp.asarray(-xp.inf, dtype=g.dtype), logits)
-    return softmax(logits, axis=1), alpha_used
+    # the best particle's logit is 0, so exp never overflows and the sum is at least 1
+    # (a run without a finite energy has all logits 0: uniform weights)
+    w = xp.where(excluded, xp.zeros_like(g), xp.exp(logits))
+    return w / xp.sum(w, axis=1, keepdims=True), alpha_used
 
 
 def gibbs_consensus(P, E, mask, alpha, ess, alpha_max, xp):

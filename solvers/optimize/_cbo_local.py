@@ -106,7 +106,7 @@ def _start_covariance(cov, d):
 
 
 def local_run(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect, cap_step=True,
-              lam=None):
+              lam=None, stop=None):
     """Run the local covariance search; returns ``(x, f, nfev)``, the best point seen.
 
     ``fb``: host batch objective ((k, d) -> (k,)); ``weights``: Gibbs weights of a host
@@ -117,7 +117,9 @@ def local_run(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect, ca
     one costs many to shrink; ``cap_step=False`` keeps ``step``, for a run from a new start
     point); ``lam``: points per generation (default ``4 + 3 ln d``); ``lb``, ``ub``: host
     bounds or None; ``normal(shape)``: host standard normal
-    draws; ``reflect(X)``: points into the box. At most ``budget``
+    draws; ``reflect(X)``: points into the box; ``stop(best_x, best_f, m, spread, gain)``
+    (``gain``: how much the best fell over the last ``10 + 30 d / lam`` generations): an
+    optional test after every generation that ends the run early. At most ``budget``
     evaluations; the run also ends when its best stalls (:data:`LOCAL_PATIENCE`) or its
     step falls below 1e-13 of the scale of ``m``.
     """
@@ -175,8 +177,11 @@ def local_run(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect, ca
         s = min(s, s_cap / math.sqrt(float(np.max(vals))))
         bests.append(float(F[i]))
         medians.append(float(np.median(F)))
+        spread = s * math.sqrt(float(np.max(vals)))
         if _converged(bests, medians, F, window, span, best_f) or \
-                s * math.sqrt(float(np.max(vals))) <= 1e-13 * (1 + float(np.max(np.abs(m)))):
+                spread <= 1e-13 * (1 + float(np.max(np.abs(m)))) or \
+                (stop is not None and g >= window and
+                 stop(best_x, best_f, m, spread, bests[-window] - best_f)):
             break
     return best_x, best_f, nfev
 

@@ -17,25 +17,12 @@ import math
 import numpy as np
 
 from .._lib.numba_config import jit
-from ._cbo_generic import LOG_ALPHA_LO, N_BISECT
+from ._cbo_generic import ALPHA_SPAN, LOG_ALPHA_LO, N_BISECT, SECTION_BITS
 
 
 @jit
-def _log_ess(g, a):
-    """log of (sum w)^2 / sum w^2 for w = exp(-a g) over the finite entries of g >= 0."""
-    s1 = 0.0
-    s2 = 0.0
-    for i in range(g.shape[0]):
-        if g[i] == math.inf:
-            continue
-        w = math.exp(-a * g[i])
-        s1 += w
-        s2 += w * w
-    return 2.0 * math.log(s1) - math.log(s2)
-
-
-@jit
-def _weights_kernel(E, mask, use_mask, alpha, ess, log_alpha_max, W, alphas, G):
+def _weights_kernel(E, mask, use_mask, alpha, ess, log_alpha_lo, alpha_span, log_alpha_max,
+                    n_pass, pieces, W, alphas, G):
     M, N = E.shape
     for m in range(M):
         fmin = math.inf
@@ -60,16 +47,36 @@ def _weights_kernel(E, mask, use_mask, alpha, ess, log_alpha_max, W, alphas, G):
                 G[i] = math.inf
         a = alpha
         if ess > 0.0 and not all_bad:
-            lo = LOG_ALPHA_LO
-            hi = log_alpha_max
-            log_target = math.log(ess * count)
-            for _ in range(N_BISECT):
-                mid = 0.5 * (lo + hi)
-                if _log_ess(G, math.exp(mid)) < log_target:
-                    hi = mid
-                else:
-                    lo = mid
-            a = math.exp(0.5 * (lo + hi))
+            # the generic twin's sectioned bisection on log(alpha), level by level: in
+            # each pass, the integer position k of the node lo + step * k (the same
+            # arithmetic, so the same nodes) is bisected over [0, pieces)
+            target = ess * count
+            lo = log_alpha_lo
+            step = alpha_span / pieces
+            for _ in range(n_pass):
+                k_lo = 0
+                k_hi = pieces
+                while k_hi - k_lo > 1:
+                    k = (k_lo + k_hi) // 2
+                    node = lo + step * k
+                    above = node <= log_alpha_max
+                    if above:
+                        a_node = math.exp(node)
+                        s1 = 0.0
+                        s2 = 0.0
+                        for i in range(N):
+                            if G[i] < math.inf:
+                                w = math.exp(-a_node * G[i])
+                                s1 += w
+                                s2 += w * w
+                        above = s1 * s1 >= target * s2  # ESS at or above the target
+                    if above:  # the node lies below the root
+                        k_lo = k
+                    else:
+                        k_hi = k
+                lo = lo + step * k_lo
+                step = step / pieces
+            a = math.exp(min(lo + 0.5 * pieces * step, log_alpha_max))
         alphas[m] = a
         s = 0.0
         for i in range(N):
@@ -88,8 +95,10 @@ def gibbs_weights(E, mask, alpha, ess, alpha_max, xp):
     alphas = np.empty(M, dtype=np.float64)
     use_mask = mask is not None
     m = np.ascontiguousarray(mask) if use_mask else np.ones((1, 1), dtype=np.bool_)
+    # the bisection's constants are arguments: a global would be frozen into the cache
     _weights_kernel(E, m, use_mask, float(alpha), -1.0 if ess is None else float(ess),
-                    math.log(alpha_max), W, alphas, np.empty(N, dtype=np.float64))
+                    LOG_ALPHA_LO, ALPHA_SPAN, math.log(alpha_max), N_BISECT // SECTION_BITS,
+                    2 ** SECTION_BITS, W, alphas, np.empty(N, dtype=np.float64))
     return W, (float(alpha) if ess is None else alphas)
 
 

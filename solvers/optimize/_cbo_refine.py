@@ -28,6 +28,23 @@ LOCAL_STEP = 1e-4
 PROBE_STEP = 0.2
 #: evaluations per dimension (+1) of the L-BFGS-B step from a point on a bound
 BOUND_POLISH = 100
+#: the start shape of the refinement of a diagonal-noise start: "diagonal" (the
+#: particles' spread per coordinate) or "isotropic" (its mean, on every coordinate)
+DIAG_SHAPE = "isotropic"
+#: a probe ends early once it matches the best answer or has missed it (see
+#: :meth:`Refiner._probe_verdict`): PROBE_MISS is the spread / distance ratio, PROBE_GAP
+#: the relative value gap of a miss
+PROBE_EARLY = True
+PROBE_MISS = 0.01
+PROBE_GAP = 1e-6
+PROBE_STALL = 1e-3
+#: the last refinement (the final reserve) refines the best point of all starts when the
+#: last start's best is worse (else the last start's best, as every other refinement)
+FINAL_BEST = True
+#: two answers lie in the same basin when their points are this close (share of the box)
+BASIN_XTOL = 1e-3
+#: IPOP doublings of the refinement of the first (covariance) start
+FIRST_GROWTH = 0
 
 
 class Refiner:
@@ -35,9 +52,9 @@ class Refiner:
 
     def __init__(self, solver):
         self.solver = solver
-        # the local run weights host numpy arrays: the solver's backend on numpy, the
-        # numpy one otherwise (cupy or another namespace)
-        self.host_weights = KERNELS.get("gibbs_weights", solver.be.host())
+        # the local run weights host numpy arrays: the solver's kernels on numpy, the
+        # host ones otherwise (cupy or another namespace), with the run's size rule
+        self.host_weights = KERNELS.get("gibbs_weights", solver.be.host(), size=solver.size)
         box = solver.problem.box
         self.lb, self.ub = box if box is not None else (None, None)
         self.shape, self.shape_value = None, math.inf  # the shape of the best start
@@ -66,11 +83,12 @@ class Refiner:
         # point on a face is what a bound-constrained minimum needs
         return np.minimum(np.maximum(X, self.lb), self.ub)
 
-    def _local(self, x, fx, shape, step, budget, cap_step=True, growth=0):
+    def _local(self, x, fx, shape, step, budget, cap_step=True, growth=0, stop=None):
         d = x.shape[0]
         lam = int((4 + int(3 * math.log(d))) * self.solver.cfg.popsize_factor ** growth)
         return local_run(self._batch, self._weights, x, fx, shape, step, self.lb, self.ub,
-                         budget, self._normal, self._clip, cap_step=cap_step, lam=lam)
+                         budget, self._normal, self._clip, cap_step=cap_step, lam=lam,
+                         stop=stop)
 
     # ---- the end of a start
     def finish(self, s, end):
@@ -78,19 +96,29 @@ class Refiner:
         sv = self.solver
         final = end in ("maxfev", "maxiter")
         if s.F is None:  # the budget did not reach this start: go on with the best point
-            if final and sv.cfg.polish is not None and sv.BX is not None:
-                sv.BF, sv.BX = self._refine(sv.BF, sv.BX, self.shape, sv.left(final=True))
+            if final:
+                self.refine_best()
             return
         refine = sv.cfg.polish is not None and end not in ("callback", "diverged", "target")
         shape = self._shape_of(s) if refine or sv.cfg.polish == "local" else None
-        if refine:
-            s.BF, s.BX = self._refine(s.BF, s.BX, shape, sv.left(final=final), s.growth)
+        if refine and final and FINAL_BEST and \
+                to_float(sv.xp.min(sv.BF)) < to_float(sv.xp.min(s.BF)):
+            self.refine_best()  # the last refinement goes to the best point of all starts
+        elif refine:
+            growth = s.growth if sv.answers else s.growth + FIRST_GROWTH
+            s.BF, s.BX = self._refine(s.BF, s.BX, shape, sv.left(final=final), growth)
         sv.merge(s)
         ib = int(sv.xp.argmin(s.BF))
         value = to_float(s.BF[ib])
         sv.answers.append((value, np.asarray(to_host(s.BX[ib, :]), dtype=np.float64)))
         if shape is not None and value < self.shape_value:
             self.shape, self.shape_value = shape, value
+
+    def refine_best(self):
+        """The last refinement, on the best point of all starts (the final reserve)."""
+        sv = self.solver
+        if sv.cfg.polish is not None and sv.BX is not None:
+            sv.BF, sv.BX = self._refine(sv.BF, sv.BX, self.shape, sv.left(final=True))
 
     def _on_bounds(self, x):
         """Whether a coordinate of ``x`` lies on a bound (within 1e-9 of the box)."""
@@ -107,7 +135,10 @@ class Refiner:
         C = np.asarray(to_host(s.C[ib, :]), dtype=np.float64)
         if s.noise == "covariance":
             return swarm_covariance(P, np.asarray(to_host(s.W[ib, :]), dtype=np.float64), C)
-        return np.diag(np.mean((P - C) ** 2, axis=0))
+        var = np.mean((P - C) ** 2, axis=0)
+        if DIAG_SHAPE == "isotropic":
+            return np.eye(P.shape[1]) * float(np.mean(var))
+        return np.diag(var)
 
     def _refine(self, BF, BX, shape, budget, growth=0):
         """Refine the best of the per-run points ``(BF, BX)`` with at most ``budget``
@@ -152,16 +183,45 @@ class Refiner:
                 xp.where(hit, xp.asarray(x.tolist(), dtype=sv.dtype), BX))
 
     # ---- the probe
-    def probe(self):
-        """A local covariance run from a new uniform start point; returns "probed" (or
-        "maxfev" when no evaluation is left for it)."""
+    def _probe_verdict(self):
+        """The early end of a probe, given the best answer so far ``(f_ref, x_ref)``: the
+        probe has *matched* it once its best value agrees within ``ftol`` and its best
+        point lies in the same basin (what the restarts' agreement test asks); it has
+        *missed* once its search has shrunk onto another point (its spread below
+        PROBE_MISS of its distance to ``x_ref``) whose value is worse by more than
+        PROBE_GAP and no longer falls (by less than PROBE_STALL of that excess over the
+        last generations). Either way the rest of its convergence would tell nothing new."""
+        sv = self.solver
+        if not (PROBE_EARLY and sv.answers):
+            return None
+        f_ref, x_ref = min(sv.answers, key=lambda a: a[0])
+        if not math.isfinite(f_ref):
+            return None
+        ftol = max(sv.cfg.ftol, 1e-15) * (1.0 + abs(f_ref))
+        xtol = BASIN_XTOL * sv.problem.scale
+        gap = PROBE_GAP * (1.0 + abs(f_ref))
+
+        def verdict(best_x, best_f, m, spread, gain):
+            if best_f <= f_ref + ftol:
+                return float(np.max(np.abs(best_x - x_ref))) <= xtol
+            excess = best_f - f_ref
+            return excess > gap and gain < PROBE_STALL * excess and \
+                spread < PROBE_MISS * float(np.linalg.norm(m - x_ref))
+        return verdict
+
+    def probe(self, growth=0):
+        """A local covariance run from a new uniform start point (its population grown by
+        ``growth`` IPOP doublings); returns "probed" (or "maxfev" when no evaluation is
+        left for it)."""
         sv, xp = self.solver, self.solver.xp
         budget = sv.left()
         if budget <= 0:
+            self.refine_best()
             return "maxfev"
         x = np.asarray(to_host(sv.start_points((1,))[0, :]), dtype=np.float64)
         xn, fn, _ = self._local(x, math.inf, None, PROBE_STEP * sv.problem.scale,
-                                budget, cap_step=False)
+                                budget, cap_step=False, growth=growth,
+                                stop=self._probe_verdict())
         sv.BF, sv.BX = self._put(sv.BF, sv.BX, int(xp.argmin(sv.BF)), xn, fn)
         sv.answers.append((fn, np.asarray(xn, dtype=np.float64)))
         return "probed"

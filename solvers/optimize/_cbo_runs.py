@@ -1,14 +1,12 @@
 """Independent CBO runs (``independent_runs=True``), mapped over ``workers``.
 
 Each of the ``n_runs`` runs is one piece: a :class:`~._cbo_solver.CBOSolver` on the
-validated configuration of one run (:meth:`~._cbo_config.CBOConfig.piece`: ``n_runs=1``,
-its share of ``maxfev``) with its own generator spawned from ``rng``
+validated options of one run (:func:`piece`: ``n_runs=1``, its share of ``maxfev``)
+with its own generator spawned from ``rng``
 (``numpy.random.Generator.spawn``, i.e. ``SeedSequence.spawn``). The pieces do not depend
 on one another or on how they are scheduled, so serial evaluation, a process pool and a
 dask ``Client.map`` give identical answers.
 """
-from dataclasses import replace
-
 from .._lib.namespace import array_namespace
 from .._lib.parallel import collect, spawn_generators
 from .._lib.results import OptimizeResult
@@ -17,14 +15,20 @@ from ._cbo_config import prepare
 from ._cbo_eval import make_pool, parse_workers
 from ._cbo_solver import CBOSolver
 
-__all__ = ["map_runs", "run_piece"]
+__all__ = ["map_runs", "piece", "run_piece"]
+
+
+def piece(cfg, maxfev, rng):
+    """The options of one of the ``n_runs`` independent runs: one batched run, its share
+    ``maxfev`` of the budget, its own generator, evaluated where it runs."""
+    return cfg.replace(n_runs=1, independent_runs=False, maxfev=maxfev, rng=rng, workers=1)
 
 
 def run_piece(job):
     """One independent run (top level, so process pools can pickle it)."""
-    fun, cfg, bounds, x0, x0_spread, rng = job
-    problem = prepare(bounds, x0, x0_spread, cfg.backend)
-    return CBOSolver(fun, cfg, problem, Draws(rng, problem.be.xp)).solve()
+    cfg, bounds, x0 = job
+    problem = prepare(bounds, x0, cfg.x0_spread, cfg.backend)
+    return CBOSolver(cfg, problem, Draws(cfg.rng, problem.be.xp)).solve()
 
 
 def _combine(results):
@@ -46,16 +50,15 @@ def _combine(results):
     return res
 
 
-def map_runs(fun, cfg, bounds, x0, x0_spread, rng):
+def map_runs(cfg, bounds, x0):
     """Run the ``cfg.n_runs`` pieces through ``cfg.workers``; the combined result."""
     n_runs = cfg.n_runs
-    children = spawn_generators(rng, n_runs)
+    children = spawn_generators(cfg.rng, n_runs)
     budgets = [None] * n_runs
     if cfg.maxfev is not None:
         base, extra = divmod(cfg.maxfev, n_runs)
         budgets = [base + (i < extra) for i in range(n_runs)]
-    jobs = [(fun, replace(cfg.piece(budgets[i]), workers=1), bounds, x0, x0_spread,
-             children[i]) for i in range(n_runs)]
+    jobs = [(piece(cfg, budgets[i], children[i]), bounds, x0) for i in range(n_runs)]
     mapper, n = parse_workers(cfg.workers)
     pool = None
     try:

@@ -1,7 +1,7 @@
 r"""The CBO solver: starts, steps, stopping rules, restarts and the refinement of answers.
 
-:class:`CBOSolver` runs one :func:`~solvers.optimize.cbo.minimize_cbo` call on a validated
-:class:`~._cbo_config.CBOConfig` and a :class:`~._cbo_config.Problem`. A *start* is a
+:class:`CBOSolver` runs one :func:`~solvers.optimize.cbo.minimize_cbo` call on its validated
+options (:func:`._cbo_config.configure`) and a :class:`~._cbo_config.Problem`. A *start* is a
 swarm of ``M`` batched runs of ``N`` particles with one noise type; it steps until one
 of its stopping rules fires (:meth:`CBOSolver._verdict`), then its best point is refined
 (:mod:`._cbo_refine`) and, with restarts, the next start begins unless the last two
@@ -25,9 +25,10 @@ import numpy as np
 from .._lib.host import to_host, to_float
 from .._lib.results import Progress, call_callback
 from ._cbo_bounds import reflect
+from ._cbo_config import reserve
 from ._cbo_eval import Evaluator
-from ._cbo_kernels import KERNELS, SYNC_EVERY
-from ._cbo_refine import Refiner
+from ._cbo_kernels import KERNELS, SYNC_EVERY, run_size
+from ._cbo_refine import BASIN_XTOL, Refiner
 from ._cbo_result import build_result
 
 __all__ = ["CBOSolver", "covariance_noise"]
@@ -62,8 +63,11 @@ FIRST_SHARE = 0.025
 MIXED_ORDER = ("covariance", "anisotropic")
 #: local runs from new points right after the first start (see :mod:`._cbo_refine`)
 PROBES = 4
-#: two answers lie in the same basin when their points are this close (share of the box)
-BASIN_XTOL = 1e-3
+#: after every later swarm start, a local run from a new point whose population grows by
+#: popsize_factor per such run (IPOP-CMA-ES's restarts, between CBO's)
+LATE_PROBES = False
+#: the probes right after the first start double their population one after another
+PROBE_GROWTH = False
 #: ends of a start that end the whole run
 TERMINAL = ("maxfev", "maxiter", "target", "callback", "diverged")
 
@@ -111,20 +115,24 @@ class Swarm:
 
 
 class CBOSolver:
-    """One run of CBO on ``problem`` with the options ``cfg``; :meth:`solve` returns the
-    OptimizeResult."""
+    """One run of CBO on ``problem`` with the options ``cfg`` (the objective is
+    ``cfg.fun``); :meth:`solve` returns the OptimizeResult."""
 
-    def __init__(self, fun, cfg, problem, draws):
+    def __init__(self, cfg, problem, draws):
         self.cfg, self.problem, self.draws = cfg, problem, draws
         be = self.be = problem.be
         xp = self.xp = be.xp
         self.dtype = problem.dtype
-        self.evaluator = Evaluator(fun, cfg.args, cfg.vectorized, cfg.workers, be,
+        self.evaluator = Evaluator(cfg.fun, cfg.args, cfg.vectorized, cfg.workers, be,
                                    problem.dtype)
-        self.weights = KERNELS.get("gibbs_consensus", be)
-        self.move = KERNELS.get("move", be)
-        self.reflect = KERNELS.get("reflect", be)
-        self.track = KERNELS.get("track_best", be)
+        self.reserve = reserve(cfg, problem.d)  # evaluations kept for the last refinement
+        # the kernels' backend, chosen once for the whole run from its size: a small run
+        # under backend="auto" runs the generic twins (nothing to compile)
+        size = self.size = run_size(cfg, problem.d)
+        self.weights = KERNELS.get("gibbs_consensus", be, size=size)
+        self.move = KERNELS.get("move", be, size=size)
+        self.reflect = KERNELS.get("reflect", be, size=size)
+        self.track = KERNELS.get("track_best", be, size=size)
         self.sync_every = SYNC_EVERY.get(be.name, 1)
         self.scale = problem.scale
         self.max_level = 1e3 * self.scale  # covariance step size: far beyond the box
@@ -139,6 +147,8 @@ class CBOSolver:
         self.swarm = None  # the last swarm that stepped
         self.answers = []  # (value, host point) of each start, after its refinement
         self.probes = 0  # probe restarts so far
+        self.late_probes = 0  # probes after later swarm starts
+        self.last_kind = None
         self.bar = None
         self.refiner = Refiner(self)
 
@@ -154,19 +164,19 @@ class CBOSolver:
     def loop_budget(self):
         """Evaluations the starts may use (``maxfev`` less the final reserve), or None."""
         cfg = self.cfg
-        return None if cfg.maxfev is None else cfg.maxfev - cfg.polish_budget
+        return None if cfg.maxfev is None else cfg.maxfev - self.reserve
 
     def left(self, final=False):
         """Evaluations left to the starts (``final``: to the last refinement)."""
         cfg = self.cfg
         if cfg.maxfev is None:
-            return cfg.polish_budget
+            return self.reserve
         return (cfg.maxfev if final else self.loop_budget) - self.nfev
 
     # ------------------------------------------------------------------ the run
     def solve(self):
         cfg = self.cfg
-        total = cfg.maxfev or (cfg.maxiter * cfg.n_runs * cfg.n_particles + cfg.polish_budget)
+        total = cfg.maxfev or (cfg.maxiter * cfg.n_runs * cfg.n_particles + self.reserve)
         try:
             with Progress(total, desc="cbo", enabled=cfg.progress) as self.bar:
                 end = self._starts()
@@ -180,8 +190,11 @@ class CBOSolver:
         cfg = self.cfg
         kind = self._next_kind()
         while True:
+            self.last_kind = kind
             if kind == "probe":
-                end = self.refiner.probe()
+                end = self.refiner.probe(growth=self.probes - 1 if PROBE_GROWTH else 0)
+            elif kind == "late probe":
+                end = self.refiner.probe(growth=self.late_probes)
             else:
                 s = self._new_swarm(kind)
                 end = self._run(s)
@@ -207,6 +220,10 @@ class CBOSolver:
                 self.probes < PROBES and (self.probes == 0 or len(self._basins()) <= 2):
             self.probes += 1
             return "probe"
+        if LATE_PROBES and n >= 2 and self.cfg.restarts and self.cfg.polish == "local" and \
+                self.last_kind not in ("probe", "late probe"):
+            self.late_probes += 1
+            return "late probe"
         noise = self.cfg.noise
         return MIXED_ORDER[n % 2] if noise == "mixed" else noise
 

@@ -28,11 +28,12 @@ operations come from the kernel table :mod:`._cbo_kernels` (Numba on numpy input
 cupy input, the generic twins of :mod:`._cbo_generic` otherwise, which are the reference
 the kernels are tested against); :mod:`._cbo_runs` maps independent runs over workers.
 """
+import math
+
 from .._lib.backend import resolve_backend
 from .._lib.namespace import array_namespace
 from .._lib.rng import Draws
-from .._lib.validation import as_float_array, check_callback, check_finite, check_positive
-from ._cbo_config import OPTION_NAMES, configure, prepare
+from ._cbo_config import CONSENSUS_OPTIONS, OPTIONS, configure, prepare
 from ._cbo_kernels import KERNELS
 from ._cbo_runs import map_runs
 from ._cbo_solver import CBOSolver
@@ -90,25 +91,23 @@ def consensus(x, energies, alpha, *, backend="auto"):
     >>> consensus(x, np.array([1.0, 0.0]), alpha=1e9).tolist()
     [1.0, 2.0]
     """
-    xp = array_namespace(x, energies)
-    be = resolve_backend(backend, xp)
-    x = as_float_array(be.to_device(x), be.xp, "x", ndim=(2, 3))
-    energies = as_float_array(be.to_device(energies), be.xp, "energies", ndim=(1, 2),
-                              dtype=x.dtype)
-    alpha = check_positive(alpha, "alpha", strict=False)
+    cfg = CONSENSUS_OPTIONS.validate(alpha=alpha, backend=backend)
+    be = resolve_backend(cfg.backend, array_namespace(x, energies))
+    x, energies = CONSENSUS_OPTIONS.arrays(be, x=x, energies=energies)
+    energies = be.xp.astype(energies, x.dtype)
     single = x.ndim == 2
     if single:
         x, energies = x[None, ...], energies[None, ...]
     if tuple(energies.shape) != tuple(x.shape[:2]):
         raise ValueError(f"energies must have shape {tuple(x.shape[:2])} to match x, "
                          f"got {tuple(energies.shape)}")
-    check_finite(x, be.xp, "x")
-    C = KERNELS.get("consensus", be)(x, energies, alpha, be.xp)
+    C = KERNELS.get("consensus", be, size=math.prod(x.shape))(x, energies, cfg.alpha, be.xp)
     if single:
         C = C[0, ...]
     return be.to_input(C)
 
 
+@OPTIONS.entry
 def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=None,
                  alpha=30.0, alpha_growth=1.05, alpha_max=None, ess=None, sigma=None,
                  lam=None, dt=None, noise="mixed", batch_size=None, memory=False,
@@ -319,12 +318,17 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     >>> bool(np.max(np.abs(res.x)) < 1e-6), res.nfev <= 50_000
     (True, True)
     """
-    if not callable(fun):
-        raise TypeError(f"fun must be callable, got {type(fun).__name__}")
-    check_callback(callback)
-    problem = prepare(bounds, x0, x0_spread, backend)
-    given = locals()
-    cfg = configure({k: given[k] for k in OPTION_NAMES}, problem.d)
+    cfg = OPTIONS.validate(
+        fun=fun, args=args, n_particles=n_particles, maxiter=maxiter, alpha=alpha,
+        alpha_growth=alpha_growth, alpha_max=alpha_max, ess=ess, sigma=sigma, lam=lam,
+        dt=dt, noise=noise, batch_size=batch_size, memory=memory, n_runs=n_runs,
+        independent_runs=independent_runs, x0_spread=x0_spread, maxfev=maxfev, xtol=xtol,
+        ftol=ftol, f_target=f_target, restarts=restarts, spend_budget=spend_budget,
+        popsize_factor=popsize_factor, polish=polish, polish_share=polish_share,
+        vectorized=vectorized, workers=workers, rng=rng, callback=callback,
+        backend=backend, progress=progress)
+    problem = prepare(bounds, x0, cfg.x0_spread, cfg.backend)
+    cfg = configure(cfg, problem.d)
     if cfg.independent_runs and cfg.n_runs > 1:
-        return map_runs(fun, cfg, bounds, x0, x0_spread, rng)
-    return CBOSolver(fun, cfg, problem, Draws(rng, problem.be.xp)).solve()
+        return map_runs(cfg, bounds, x0)
+    return CBOSolver(cfg, problem, Draws(cfg.rng, problem.be.xp)).solve()
