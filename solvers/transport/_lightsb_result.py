@@ -24,6 +24,22 @@ References
 ----------
 .. [1] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
 """
+_PARAM_X = """
+Parameters
+----------
+x : array, shape (n, D) or (D,)
+    Inputs (points of the source side); one point gives results without the first axis.
+"""
+
+_EXAMPLE_BRIDGE = """
+Examples
+--------
+>>> import numpy as np
+>>> from solvers.transport import bridge_from_parameters
+>>> sb = bridge_from_parameters(np.zeros(1), np.array([[1.0, -1.0]]),
+...                             np.array([[2.0, 0.5]]), 0.1)
+"""
+
 _RAISES_X = """
 Raises
 ------
@@ -86,12 +102,7 @@ class SchrodingerBridgeResult(OptimizeResult):
 
     {{references}}
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from solvers.transport import bridge_from_parameters
-    >>> sb = bridge_from_parameters(np.zeros(1), np.array([[1.0, -1.0]]),
-    ...                             np.array([[2.0, 0.5]]), 0.1)
+    {{example_bridge}}
     >>> m, C = sb.conditional_moments(np.ones((1, 2)))  # N(r + S x, epsilon S)
     >>> m.round(12).tolist(), np.diagonal(C[0]).round(12).tolist()
     ([[3.0, -0.5]], [0.2, 0.05])
@@ -138,9 +149,7 @@ class SchrodingerBridgeResult(OptimizeResult):
     def log_weights(self, x):
         """Log mixture weights :math:`\\log \\gamma_k(x)` of :math:`\\pi(\\cdot \\mid x)`.
 
-        Parameters
-        ----------
-        x : array, shape (n, D) or (D,)
+        {{param_x}}
 
         Returns
         -------
@@ -150,12 +159,7 @@ class SchrodingerBridgeResult(OptimizeResult):
 
         {{references}}
 
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from solvers.transport import bridge_from_parameters
-        >>> sb = bridge_from_parameters(np.zeros(1), np.array([[1.0, -1.0]]),
-        ...                             np.array([[2.0, 0.5]]), 0.1)
+        {{example_bridge}}
         >>> sb.log_weights(np.zeros(2)).tolist()  # one component: log 1
         [0.0]
         """
@@ -171,9 +175,7 @@ class SchrodingerBridgeResult(OptimizeResult):
     def conditional_moments(self, x):
         """Exact mean and covariance of the mixture :math:`\\pi_\\theta(\\cdot \\mid x)`.
 
-        Parameters
-        ----------
-        x : array, shape (n, D) or (D,)
+        {{param_x}}
 
         Returns
         -------
@@ -186,12 +188,7 @@ class SchrodingerBridgeResult(OptimizeResult):
 
         {{references}}
 
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from solvers.transport import bridge_from_parameters
-        >>> sb = bridge_from_parameters(np.zeros(1), np.array([[1.0, -1.0]]),
-        ...                             np.array([[2.0, 0.5]]), 0.1)
+        {{example_bridge}}
         >>> m, C = sb.conditional_moments(np.zeros(2))  # N(r + S x, epsilon S) at x = 0
         >>> m.tolist(), np.diag(C).round(12).tolist()
         ([1.0, -1.0], [0.2, 0.05])
@@ -220,9 +217,7 @@ class SchrodingerBridgeResult(OptimizeResult):
     def sample(self, x, n_samples=None, rng=None):
         """Exact samples :math:`y \\sim \\pi_\\theta(\\cdot \\mid x)` (no simulation).
 
-        Parameters
-        ----------
-        x : array, shape (n, D) or (D,)
+        {{param_x}}
         n_samples : int, optional
             Samples per input. ``None`` draws one per input and drops that axis.
         rng : None, int or numpy.random.Generator
@@ -243,12 +238,7 @@ class SchrodingerBridgeResult(OptimizeResult):
 
         {{references}}
 
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from solvers.transport import bridge_from_parameters
-        >>> sb = bridge_from_parameters(np.zeros(1), np.array([[1.0, -1.0]]),
-        ...                             np.array([[2.0, 0.5]]), 0.1)
+        {{example_bridge}}
         >>> y = sb.sample(np.zeros((2000, 2)), rng=0)
         >>> y.shape, bool(np.all(np.abs(y.mean(axis=0) - [1.0, -1.0]) < 0.05))
         ((2000, 2), True)
@@ -272,9 +262,7 @@ class SchrodingerBridgeResult(OptimizeResult):
         the :math:`\\varepsilon \\nabla_x \\log` of the potential's heat-kernel smoothing
         (the weights are computed in a form that stays finite as :math:`t \\to 0`).
 
-        Parameters
-        ----------
-        x : array, shape (n, D) or (D,)
+        {{param_x}}
         t : float in [0, 1]
 
         Returns
@@ -287,12 +275,7 @@ class SchrodingerBridgeResult(OptimizeResult):
 
         {{references}}
 
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from solvers.transport import bridge_from_parameters
-        >>> sb = bridge_from_parameters(np.zeros(1), np.array([[1.0, -1.0]]),
-        ...                             np.array([[2.0, 0.5]]), 0.1)
+        {{example_bridge}}
         >>> sb.drift(np.zeros(2), 0.0).tolist()  # r + (S - I) x at t = 0
         [1.0, -1.0]
         >>> sb.drift(np.zeros(2), 1.0).tolist()  # S^{-1} r at t = 1, x = 0
@@ -350,12 +333,7 @@ class SchrodingerBridgeResult(OptimizeResult):
 
         {{references}}
 
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from solvers.transport import bridge_from_parameters
-        >>> sb = bridge_from_parameters(np.zeros(1), np.array([[1.0, -1.0]]),
-        ...                             np.array([[2.0, 0.5]]), 0.1)
+        {{example_bridge}}
         >>> path = sb.simulate(np.zeros((100, 2)), n_steps=10, rng=0)
         >>> path.shape, bool(np.all(path[0] == 0.0))
         ((11, 100, 2), True)
@@ -407,12 +385,7 @@ class SchrodingerBridgeResult(OptimizeResult):
 
         {{references}}
 
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from solvers.transport import bridge_from_parameters
-        >>> sb = bridge_from_parameters(np.zeros(1), np.array([[1.0, -1.0]]),
-        ...                             np.array([[2.0, 0.5]]), 0.1)
+        {{example_bridge}}
         >>> x, y = np.zeros((3, 2)), np.ones((3, 2))
         >>> x0, x1 = sb.bridge(x, 0.0, rng=0), sb.bridge(x, 1.0, y=y)  # the two ends
         >>> bool(np.all(x0 == x)), bool(np.all(x1 == y))
@@ -437,7 +410,8 @@ class SchrodingerBridgeResult(OptimizeResult):
 
 
 
-fill_doc_members(SchrodingerBridgeResult, references=_REFERENCES, raises_x=_RAISES_X)
+fill_doc_members(SchrodingerBridgeResult, references=_REFERENCES, raises_x=_RAISES_X,
+                 param_x=_PARAM_X, example_bridge=_EXAMPLE_BRIDGE)
 
 
 def _cholesky_S(S, xp):

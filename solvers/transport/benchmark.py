@@ -28,16 +28,61 @@ Metrics (BW2-UVP convention, with the 1/2 factors):
 :math:`\\mathrm{UVP} = 100\\,\\mathrm{BW}_2^2 / (\\tfrac12 \\operatorname{Var} p_1)` in percent.
 """
 
+import textwrap
 import warnings
 
 import numpy as np
 
+from .._lib.docstrings import fill_doc, fill_doc_members
 from .._lib.host import to_host
 from .._lib.rng import check_rng
 from .._lib.validation import (as_float_array, check_finite, check_int, check_positive,
                                check_shape)
 from .bures import bures_wasserstein_distance
 from .bures_kernels import check_gaussians
+
+
+#: docstring fragments shared by the benchmark's functions and the pair's methods
+_DOCS = dict(
+    references="""
+        References
+        ----------
+        .. [1] N. Gushchin, A. Kolesov, P. Mokrov, P. Karpikova, A. Spiridonov, E. Burnaev
+           and A. Korotin, "Building the Bridge of Schrödinger: A Continuous Entropic
+           Optimal Transport Benchmark", NeurIPS 2023.
+        """,
+    example_pair="""
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from solvers.transport.benchmark import make_pair
+        >>> pair = make_pair(2, 1.0)
+        """,
+    draws_returns_raises="""
+        Returns
+        -------
+        ndarray, shape (n, D)
+
+        Raises
+        ------
+        TypeError
+            Non-integer ``n``, or ``rng`` not None, an int or a ``numpy.random.Generator``.
+        ValueError
+            ``n < 1`` or a negative ``rng`` seed.
+        """,
+)
+#: a one-dimensional pair for the examples, after the reference
+_DOCS["references_and_pair_1d"] = textwrap.dedent(_DOCS["references"]).strip("\n") + """
+
+Examples
+--------
+>>> import numpy as np
+>>> from solvers.transport.benchmark import BenchmarkPair
+>>> pair = BenchmarkPair([1.0], np.zeros((1, 1)), np.eye(1)[None], 1.0)"""
+#: the end of both draw methods' docstrings: returns, errors, reference, the example's setup
+_DOCS["draws_tail"] = "\n\n".join(
+    textwrap.dedent(_DOCS[k]).strip("\n") for k in ("draws_returns_raises", "references",
+                                                     "example_pair"))
 
 __all__ = ["BenchmarkPair", "make_pair", "bw2_squared", "bw_uvp", "cbw_uvp",
            "PUBLISHED_LIGHTSB_CBW_UVP"]
@@ -50,6 +95,7 @@ PUBLISHED_LIGHTSB_CBW_UVP = {
 }
 
 
+@fill_doc(**_DOCS)
 def bw2_squared(m1, S1, m2, S2):
     """:math:`\\mathrm{BW}_2^2` with the 1/2 factors (half the squared 2-Wasserstein distance).
 
@@ -78,11 +124,7 @@ def bw2_squared(m1, S1, m2, S2):
     -----
     A thin wrapper of :func:`~solvers.transport.bures_wasserstein_distance`.
 
-    References
-    ----------
-    .. [1] N. Gushchin, A. Kolesov, P. Mokrov, P. Karpikova, A. Spiridonov, E. Burnaev and
-       A. Korotin, "Building the Bridge of Schrödinger: A Continuous Entropic Optimal
-       Transport Benchmark", NeurIPS 2023.
+    {{references}}
 
     Examples
     --------
@@ -162,17 +204,7 @@ class BenchmarkPair:
     TypeError
         ``epsilon`` not a real number; complex or non-numeric arrays.
 
-    References
-    ----------
-    .. [1] N. Gushchin, A. Kolesov, P. Mokrov, P. Karpikova, A. Spiridonov, E. Burnaev and
-       A. Korotin, "Building the Bridge of Schrödinger: A Continuous Entropic Optimal
-       Transport Benchmark", NeurIPS 2023.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from solvers.transport.benchmark import BenchmarkPair
-    >>> pair = BenchmarkPair([1.0], np.zeros((1, 1)), np.eye(1)[None], 1.0)
+    {{references_and_pair_1d}}
     >>> pair.Lambda.tolist()  # (1 + 1/epsilon)^-1
     [[[0.5]]]
     >>> abs(pair.var_x1 - 0.75) < 0.01  # y | x ~ N(x/2, 1/2), x ~ N(0, 1)
@@ -217,16 +249,9 @@ class BenchmarkPair:
             For ``rotated=True``, when a matrix ``S`` is not numerically positive definite
             (cannot happen for pairs from :func:`make_pair`).
 
-        References
-        ----------
-        .. [1] N. Gushchin et al., "Building the Bridge of Schrödinger: A Continuous
-           Entropic Optimal Transport Benchmark", NeurIPS 2023.
+        {{references}}
 
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from solvers.transport.benchmark import make_pair
-        >>> pair = make_pair(2, 1.0)
+        {{example_pair}}
         >>> sb = pair.bridge()
         >>> sb.covariance, sb.S.shape, sb is pair.bridge()
         ('diag', (5, 2), True)
@@ -247,27 +272,7 @@ class BenchmarkPair:
             Number of draws, >= 1.
         rng : None, int or numpy.random.Generator
 
-        Returns
-        -------
-        ndarray, shape (n, D)
-
-        Raises
-        ------
-        TypeError
-            Non-integer ``n``, or ``rng`` not None, an int or a ``numpy.random.Generator``.
-        ValueError
-            ``n < 1`` or a negative ``rng`` seed.
-
-        References
-        ----------
-        .. [1] N. Gushchin et al., "Building the Bridge of Schrödinger: A Continuous
-           Entropic Optimal Transport Benchmark", NeurIPS 2023.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from solvers.transport.benchmark import make_pair
-        >>> pair = make_pair(2, 1.0)
+        {{draws_tail}}
         >>> pair.sample_x0(3, rng=0).shape
         (3, 2)
         """
@@ -299,16 +304,9 @@ class BenchmarkPair:
             Complex or non-numeric ``x``, non-integer ``n_samples``, or
             ``rng`` not None, an int or a ``numpy.random.Generator``.
 
-        References
-        ----------
-        .. [1] N. Gushchin et al., "Building the Bridge of Schrödinger: A Continuous
-           Entropic Optimal Transport Benchmark", NeurIPS 2023.
+        {{references}}
 
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from solvers.transport.benchmark import make_pair
-        >>> pair = make_pair(2, 1.0)
+        {{example_pair}}
         >>> pair.sample(np.zeros((4, 2)), n_samples=3, rng=0).shape
         (4, 3, 2)
         """
@@ -334,16 +332,7 @@ class BenchmarkPair:
         TypeError
             Complex or non-numeric ``x``.
 
-        References
-        ----------
-        .. [1] N. Gushchin et al., "Building the Bridge of Schrödinger: A Continuous
-           Entropic Optimal Transport Benchmark", NeurIPS 2023.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from solvers.transport.benchmark import BenchmarkPair
-        >>> pair = BenchmarkPair([1.0], np.zeros((1, 1)), np.eye(1)[None], 1.0)
+        {{references_and_pair_1d}}
         >>> m, C = pair.conditional_moments(np.array([[2.0]]))  # N(x / 2, 1 / 2)
         >>> m.round(12).tolist(), C.round(12).tolist()
         ([[1.0]], [[[0.5]]])
@@ -359,27 +348,7 @@ class BenchmarkPair:
             Number of draws, >= 1 (generated in blocks of 10 000).
         rng : None, int or numpy.random.Generator
 
-        Returns
-        -------
-        ndarray, shape (n, D)
-
-        Raises
-        ------
-        TypeError
-            Non-integer ``n``, or ``rng`` not None, an int or a ``numpy.random.Generator``.
-        ValueError
-            ``n < 1`` or a negative ``rng`` seed.
-
-        References
-        ----------
-        .. [1] N. Gushchin et al., "Building the Bridge of Schrödinger: A Continuous
-           Entropic Optimal Transport Benchmark", NeurIPS 2023.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from solvers.transport.benchmark import make_pair
-        >>> pair = make_pair(2, 1.0)
+        {{draws_tail}}
         >>> pair.sample_x1(5, rng=0).shape
         (5, 2)
         """
@@ -395,6 +364,7 @@ class BenchmarkPair:
                 f"n_components={self.weights.shape[0]}, rotated={self.rotated}, seed={self.seed})")
 
 
+@fill_doc(**_DOCS)
 def make_pair(dim, epsilon, *, n_components=5, rotated=False, rng=0, seed=None):
     """Build a benchmark pair with a known entropic OT solution.
 
@@ -435,11 +405,7 @@ def make_pair(dim, epsilon, *, n_components=5, rotated=False, rng=0, seed=None):
         ``dim < 1``, ``n_components < 1``, a negative ``rng``, or ``epsilon`` not finite
         or ``<= 0``.
 
-    References
-    ----------
-    .. [1] N. Gushchin, A. Kolesov, P. Mokrov, P. Karpikova, A. Spiridonov, E. Burnaev and
-       A. Korotin, "Building the Bridge of Schrödinger: A Continuous Entropic Optimal
-       Transport Benchmark", NeurIPS 2023.
+    {{references}}
 
 
     Examples
@@ -488,6 +454,7 @@ def _check_model_pair(model, pair):
         raise TypeError(f"pair must be a BenchmarkPair, got {type(pair).__name__}")
 
 
+@fill_doc(**_DOCS)
 def bw_uvp(model, pair, *, n_samples=10_000, exact=False, rng=None):
     """BW2-UVP (%) between the model's and the true second marginal :math:`p_1`.
 
@@ -522,11 +489,7 @@ def bw_uvp(model, pair, *, n_samples=10_000, exact=False, rng=None):
         :class:`BenchmarkPair`, ``rng`` that is not None, an int or a
         ``numpy.random.Generator``; non-integer ``n_samples``.
 
-    References
-    ----------
-    .. [1] N. Gushchin, A. Kolesov, P. Mokrov, P. Karpikova, A. Spiridonov, E. Burnaev and
-       A. Korotin, "Building the Bridge of Schrödinger: A Continuous Entropic Optimal
-       Transport Benchmark", NeurIPS 2023.
+    {{references}}
     .. [2] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
 
     Examples
@@ -554,6 +517,7 @@ def bw_uvp(model, pair, *, n_samples=10_000, exact=False, rng=None):
     return float(100.0 * bw2_squared(m1, C1, m2, C2) / (0.5 * pair.var_x1))
 
 
+@fill_doc(**_DOCS)
 def cbw_uvp(model, pair, *, x=None, n_inputs=1000, n_samples=1000, exact=False, rng=None,
             chunk=None):
     """Conditional BW2-UVP (%): mean over inputs of BW2^2(model(.|x), true(.|x)) / (Var p1 / 2).
@@ -593,11 +557,7 @@ def cbw_uvp(model, pair, *, x=None, n_inputs=1000, n_samples=1000, exact=False, 
         ``numpy.random.Generator``; non-integer ``n_samples``, ``n_inputs`` or ``chunk``;
         complex or non-numeric ``x``.
 
-    References
-    ----------
-    .. [1] N. Gushchin, A. Kolesov, P. Mokrov, P. Karpikova, A. Spiridonov, E. Burnaev and
-       A. Korotin, "Building the Bridge of Schrödinger: A Continuous Entropic Optimal
-       Transport Benchmark", NeurIPS 2023.
+    {{references}}
     .. [2] A. Korotin, N. Gushchin, E. Burnaev, "Light Schrödinger Bridge", ICLR 2024.
 
     Examples
@@ -633,3 +593,6 @@ def cbw_uvp(model, pair, *, x=None, n_inputs=1000, n_samples=1000, exact=False, 
         m2, C2 = _moments(to_host(pair.sample(xb, n_samples=n_samples, rng=gen)))
         vals.append(to_host(bw2_squared(m1, C1, m2, C2)))
     return float(100.0 * np.mean(np.concatenate(vals)) / norm)
+
+
+fill_doc_members(BenchmarkPair, **_DOCS)
