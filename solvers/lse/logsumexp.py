@@ -22,6 +22,40 @@ from .._lib.validation import as_float_array, check_axis
 from ._core_options import (LOG_SOFTMAX_OPTIONS, LSE_OPTIONS, MERGE_OPTIONS, PARTIAL_OPTIONS,
                             SOFTMAX_OPTIONS, validated)
 from ._lse_kernels import join_lazy, kernel, reduce_work
+from .._lib.docstrings import fill_doc
+
+#: a docstring block shared by several functions of this module (fill_doc)
+_PARAM_X = """
+Parameters
+----------
+x : array_like
+    Real input of any Array API namespace (a pandas Series or DataFrame gives its
+    float64 values; the result is then a numpy array).
+"""
+
+
+#: a docstring block shared by several functions of this module (fill_doc)
+_SOFTMAX_BACKEND = """
+backend : {"auto", "numpy", "numba", "cupy"}, optional
+    ``"auto"``: the Numba kernel (one pass for the lane statistics, one for the
+    output, with the vectorised exp) for numpy input of at least 65536 elements,
+    the generic code otherwise (no compilation).
+"""
+
+
+
+#: a docstring block shared by several functions of this module (fill_doc)
+_RAISES_REFERENCES = """
+Raises
+------
+TypeError
+    Complex or non-numeric input, or an ``axis`` that is not None or ints.
+
+References
+----------
+.. [1] P. Blanchard, D. J. Higham, N. J. Higham, "Accurately computing the log-sum-exp
+   and softmax functions", IMA Journal of Numerical Analysis 41(4), 2021.
+"""
 
 
 def _as_real(x, xp, name):
@@ -246,6 +280,8 @@ def _shifted(x, axis, xp):
     return x - x_max
 
 
+@fill_doc(raises_references=_RAISES_REFERENCES, softmax_backend=_SOFTMAX_BACKEND,
+          param_x=_PARAM_X)
 @LOG_SOFTMAX_OPTIONS.entry
 def log_softmax(x, axis=None, *, backend="auto"):
     """Logarithm of :func:`softmax`: ``(x - max) - log(sum(exp(x - max)))``.
@@ -253,17 +289,10 @@ def log_softmax(x, axis=None, *, backend="auto"):
     Shifting by the max before the subtraction keeps full precision even when ``x`` is of
     order 1e300 (where ``x - logsumexp(x)`` would round the ``log 2`` away).
 
-    Parameters
-    ----------
-    x : array_like
-        Real input of any Array API namespace (a pandas Series or DataFrame gives its
-        float64 values; the result is then a numpy array).
+    {{param_x}}
     axis : None, int or tuple of ints, optional
         Axes along which the weights are normalised; ``None`` uses all.
-    backend : {"auto", "numpy", "numba", "cupy"}, optional
-        ``"auto"``: the Numba kernel (one pass for the lane statistics, one for the
-        output, with the vectorised exp) for numpy input of at least 65536 elements,
-        the generic code otherwise (no compilation).
+    {{softmax_backend}}
 
     Returns
     -------
@@ -271,15 +300,7 @@ def log_softmax(x, axis=None, *, backend="auto"):
         Same shape and dtype as ``x``; ``logsumexp`` of it along ``axis`` is zero. An
         empty ``x`` (or one empty along ``axis``) gives an empty array of its shape.
 
-    Raises
-    ------
-    TypeError
-        Complex or non-numeric input, or an ``axis`` that is not None or ints.
-
-    References
-    ----------
-    .. [1] P. Blanchard, D. J. Higham, N. J. Higham, "Accurately computing the log-sum-exp
-       and softmax functions", IMA Journal of Numerical Analysis 41(4), 2021.
+    {{raises_references}}
 
 
     Examples
@@ -292,6 +313,8 @@ def log_softmax(x, axis=None, *, backend="auto"):
     return _softmax_any(x, axis, True, backend)
 
 
+@fill_doc(raises_references=_RAISES_REFERENCES, softmax_backend=_SOFTMAX_BACKEND,
+          param_x=_PARAM_X)
 @SOFTMAX_OPTIONS.entry
 def softmax(x, axis=None, *, backend="auto"):
     """Gibbs weights ``exp(x) / sum(exp(x))`` along ``axis``, computed after a max shift.
@@ -299,17 +322,10 @@ def softmax(x, axis=None, *, backend="auto"):
     Stable for any spread of ``x`` (no overflow for ``x`` of order 1e300). ``-inf`` entries
     get weight 0; a slice holding +inf, or only -inf, gives NaN, as in SciPy.
 
-    Parameters
-    ----------
-    x : array_like
-        Real input of any Array API namespace (a pandas Series or DataFrame gives its
-        float64 values; the result is then a numpy array).
+    {{param_x}}
     axis : None, int or tuple of ints, optional
         Axes along which the weights sum to one; ``None`` uses all.
-    backend : {"auto", "numpy", "numba", "cupy"}, optional
-        ``"auto"``: the Numba kernel (one pass for the lane statistics, one for the
-        output, with the vectorised exp) for numpy input of at least 65536 elements,
-        the generic code otherwise (no compilation).
+    {{softmax_backend}}
 
     Returns
     -------
@@ -317,15 +333,7 @@ def softmax(x, axis=None, *, backend="auto"):
         Non-negative weights, same shape and dtype as ``x``. An empty ``x`` (or one empty
         along ``axis``) gives an empty array of its shape (SciPy raises there).
 
-    Raises
-    ------
-    TypeError
-        Complex or non-numeric input, or an ``axis`` that is not None or ints.
-
-    References
-    ----------
-    .. [1] P. Blanchard, D. J. Higham, N. J. Higham, "Accurately computing the log-sum-exp
-       and softmax functions", IMA Journal of Numerical Analysis 41(4), 2021.
+    {{raises_references}}
 
 
     Examples

@@ -37,10 +37,23 @@ from ._cbo_config import CONSENSUS_OPTIONS, OPTIONS, configure, prepare
 from ._cbo_kernels import KERNELS
 from ._cbo_runs import map_runs
 from ._cbo_solver import CBOSolver
+from .._lib.docstrings import fill_doc
 
 __all__ = ["minimize_cbo", "consensus"]
 
+#: a docstring block shared by several functions of this module (fill_doc)
+_REFERENCES = """
+References
+----------
+.. [1] R. Pinnau, C. Totzeck, O. Tse, S. Martin, "A consensus-based model for global
+   optimization and its mean-field limit", Math. Models Methods Appl. Sci. 27 (2017).
+.. [2] J. A. Carrillo, S. Jin, L. Li, Y. Zhu, "A consensus-based global optimization
+   method for high dimensional machine learning problems", ESAIM: COCV 27 (2021).
+"""
 
+
+
+@fill_doc(references=_REFERENCES)
 def consensus(x, energies, alpha, *, backend="auto"):
     r"""Consensus point :math:`c = \sum_i w_i x_i`, :math:`w = \mathrm{softmax}(-\alpha f)`.
 
@@ -74,12 +87,7 @@ def consensus(x, energies, alpha, *, backend="auto"):
     TypeError
         Complex or non-numeric ``x`` or ``energies``, or a non-real ``alpha``.
 
-    References
-    ----------
-    .. [1] R. Pinnau, C. Totzeck, O. Tse, S. Martin, "A consensus-based model for global
-       optimization and its mean-field limit", Math. Models Methods Appl. Sci. 27 (2017).
-    .. [2] J. A. Carrillo, S. Jin, L. Li, Y. Zhu, "A consensus-based global optimization
-       method for high dimensional machine learning problems", ESAIM: COCV 27 (2021).
+    {{references}}
 
     Examples
     --------
@@ -107,6 +115,7 @@ def consensus(x, energies, alpha, *, backend="auto"):
     return be.to_input(C)
 
 
+@fill_doc(references=_REFERENCES)
 @OPTIONS.entry
 def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=None,
                  alpha=30.0, alpha_growth=1.05, alpha_max=None, ess=None, sigma=None,
@@ -292,12 +301,7 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     solvers.minimize : the router (``method="cbo"``).
     scipy.optimize.differential_evolution, scipy.optimize.dual_annealing
 
-    References
-    ----------
-    .. [1] R. Pinnau, C. Totzeck, O. Tse, S. Martin, "A consensus-based model for global
-       optimization and its mean-field limit", Math. Models Methods Appl. Sci. 27 (2017).
-    .. [2] J. A. Carrillo, S. Jin, L. Li, Y. Zhu, "A consensus-based global optimization
-       method for high dimensional machine learning problems", ESAIM: COCV 27 (2021).
+    {{references}}
     .. [3] J. A. Carrillo, F. Hoffmann, A. M. Stuart, U. Vaes, "Consensus-based sampling",
        Stud. Appl. Math. 148 (2022) (the covariance noise).
     .. [4] A. Auger, N. Hansen, "A restart CMA evolution strategy with increasing
