@@ -6,18 +6,20 @@ The objective ``f(x) = x^T Q x + c^T x + c_0`` is put in the form
 flipping bit ``i`` is ``(1 - 2 x_i) h_i`` (``O(1)``), and an accepted flip updates ``h``
 with one row of ``W`` (``O(n)`` dense, ``O(deg i)`` sparse). Sweeps visit the bits in
 order and accept a move with the Metropolis probability ``min(1, exp(-beta * delta))``;
-``beta`` follows a schedule from hot to cold, one value per sweep.
+``beta`` follows a schedule from hot to cold, one value per sweep, whose default range
+comes from the problem's own local fields (:func:`default_beta_range`).
 
 Backends (through the kernel table :mod:`solvers.qubo._anneal_kernels`): ``"numba"``
-(default for numpy input) runs the reads in parallel with ``prange``; ``"cupy"`` runs one
-GPU thread per read; the generic code (``"numpy"`` and any other Array API namespace)
-updates all reads at once, bit by bit, and draws its uniforms on the host, so it is
-identical on every namespace. On Numba and CuPy read ``r`` draws from stream ``r`` of the
-library's counter-based generator seeded once from ``rng``, so a result depends neither on
-the number of threads nor on how the reads are split over ``workers``.
+(default for numpy input) runs groups of reads in parallel with ``prange`` (a sparse
+problem runs the reads of a group in lockstep, one SIMD lane each); ``"cupy"`` runs one GPU
+thread per read; the generic code (``"numpy"`` and any other Array API namespace) updates
+all reads at once, bit by bit. Every backend draws the uniform of proposal ``i`` of sweep
+``t`` of read ``r`` from position ``t n + i`` of stream ``r`` of the library's
+counter-based generator seeded once from ``rng``, so a result depends neither on the backend
+nor on the number of threads nor on how the reads are split over ``workers``.
 """
-import math
 import os
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sps
@@ -26,10 +28,13 @@ from .._lib import (
     Progress, Status, call_callback, check_choice, check_int, check_positive, check_rng,
     make_result, resolve_backend, to_host,
 )
-from ._anneal_kernels import make_chains, parallel_reads_ok
-from ._input import parse_qubo, to_binary
 from .._lib.parallel import check_workers, collect
 from .._lib.validation import check_callback
+from ._anneal_kernels import (
+    GROUP, RUNNING, batch_groups, first_stop, make_chains, parallel_reads_ok,
+)
+from ._input import parse_qubo, to_binary
+from ._schedule import beta_range_from_fields, sample_fields
 
 __all__ = ["minimize_qubo", "default_beta_range"]
 
@@ -56,14 +61,23 @@ def _binary_parts(qb):
     return a, W, float(qb.offset)
 
 
-def default_beta_range(Q, c=None, *, vartype="binary"):
+def default_beta_range(Q, c=None, *, vartype="binary", backend="auto"):
     r"""The default ``(beta_hot, beta_cold)`` of :func:`minimize_qubo`.
 
-    With ``a`` and ``W`` the binary canonical form, the largest energy change a single
-    flip can cause is bounded by ``D_max = max_i (|a_i| + sum_j |W_ij|)`` and a typical
-    small one is ``D_min`` = the 1st percentile of the nonzero ``|a_i|``, ``|W_ij|``.
-    ``beta_hot = ln 2 / D_max`` accepts every move at least half the time;
-    ``beta_cold = ln 100 / D_min`` rejects almost all uphill moves.
+    Read from the problem's local fields ``h = a + W x`` (binary canonical form), whose
+    sizes ``|h_i|`` are the energy changes of single flips:
+
+    - ``beta_hot``: at 8 uniform random states, an uphill move is accepted with
+      probability 1/2 on average (``mean exp(-beta |h_i|) = 0.5`` over the nonzero
+      fields), so the anneal starts where most moves are accepted;
+    - ``beta_cold``: after 16 greedy sweeps from those states (near the local minima where
+      annealing ends), the expected number of accepted uphill moves in one sweep,
+      ``sum_i exp(-beta |h_i|)``, is 0.01. The smallest nonzero energy change ``d_min``
+      dominates this sum: ``beta_cold ~ ln(k / 0.01) / d_min`` with ``k`` the number of
+      bits that have it, so the last sweeps are greedy but for rare uphill moves.
+
+    Zero fields (moves that do not change the energy) are left out. The random states come
+    from a fixed seed: the range depends on the problem only.
 
     Parameters
     ----------
@@ -73,25 +87,23 @@ def default_beta_range(Q, c=None, *, vartype="binary"):
         Linear coefficients ``(n,)``.
     vartype : {"binary", "spin"}
         Domain of the variables; spin problems are first rewritten in binary variables.
+    backend : {"auto", "numpy", "numba", "cupy"}
+        Where the greedy sweeps run (as in :func:`minimize_qubo`).
 
     Returns
     -------
     tuple of float
-        ``(beta_hot, beta_cold)``; ``(1.0, 1.0)`` when every coefficient is zero.
+        ``(beta_hot, beta_cold)`` with ``beta_hot <= beta_cold``; ``(1.0, 1.0)`` when every
+        coefficient is zero.
 
     Raises
     ------
     ValueError
         A non-square, stacked or non-finite ``Q``, ``c`` of the wrong shape or not finite,
-        or an unknown ``vartype``.
+        an unknown ``vartype`` or ``backend``.
     TypeError
         A dict key that is not a pair ``(i, j)``, or ``c`` given with a
         BinaryQuadraticModel.
-
-    Notes
-    -----
-    For dense ``n > 2000`` the percentile is taken over a regular subsample of ``W``.
-    Since ``D_min <= D_max``, ``beta_cold > beta_hot`` always.
 
     References
     ----------
@@ -100,36 +112,28 @@ def default_beta_range(Q, c=None, *, vartype="binary"):
 
     Examples
     --------
-    >>> import numpy as np
+    An antiferromagnetic ring of 6 spins, where a flip changes the energy by 0 or 4:
+    ``beta_hot = ln 2 / 4``, and ``beta_cold`` is close to ``ln(6 / 0.01) / 4 = 1.60``
+    (lower: some sampled states keep a pair of domain walls, whose spins flip for free):
+
     >>> from solvers.qubo.anneal import default_beta_range
-    >>> hot, cold = default_beta_range(np.array([[1.0, -2.0], [0.0, 1.0]]))
-    >>> round(hot, 4), round(cold, 4)
-    (0.2310, 4.6052)
+    >>> ring = {(i, (i + 1) % 6): 1.0 for i in range(6)}
+    >>> hot, cold = default_beta_range(ring, vartype="spin")
+    >>> round(hot, 3), round(cold, 3)
+    (0.173, 1.426)
     """
-    qb = to_binary(parse_qubo(Q, c, 0.0, vartype, allow_stack=False))
+    q = parse_qubo(Q, c, 0.0, vartype, allow_stack=False)
+    qb = to_binary(q)
     a, W, _ = _binary_parts(qb)
-    return _beta_range_from_parts(qb, a, W)
+    return _beta_range_from_parts(resolve_backend(backend, q.xp), a, W)
 
 
-def _beta_range_from_parts(qb, a, W):
-    if qb.sparse:
-        absW = abs(W)
-        rows = np.asarray(absW.sum(axis=1)).ravel()
-        coefs = np.concatenate([np.abs(a), absW.data])
-    else:
-        xp = qb.xp
-        rows = to_host(xp.sum(xp.abs(W), axis=-1))
-        a = to_host(a)
-        size = W.shape[0] * W.shape[1]
-        step = size // 4_000_000 + 1  # beyond n = 2000 a regular subsample is plenty
-        flat = xp.reshape(W, (size,))[::step]
-        coefs = np.concatenate([np.abs(a), np.abs(to_host(flat))])
-    dmax = float(np.max(np.abs(a) + rows)) if a.size else 0.0
-    coefs = coefs[coefs > 0]
-    if dmax <= 0 or coefs.size == 0:
+def _beta_range_from_parts(be, a, W):
+    n = a.shape[0]
+    if n == 0:
         return 1.0, 1.0
-    dmin = float(np.percentile(coefs, 1.0))
-    return math.log(2.0) / dmax, math.log(100.0) / dmin
+    hot, cold = sample_fields(lambda X0: make_chains(be, a, W, 0.0, X0, 0), n, be.xp)
+    return beta_range_from_fields(hot, cold)
 
 
 def _schedule(beta_range, n_sweeps, kind):
@@ -168,14 +172,29 @@ def _check_betas(beta_schedule, beta_range, n_sweeps, default):
     return _schedule(beta_range, n_sweeps, kind)
 
 
+def _check_target(f_target):
+    if f_target is None:
+        return None
+    if isinstance(f_target, bool):
+        raise TypeError(f"f_target must be a real number, got {f_target!r}")
+    try:
+        value = float(f_target)
+    except (TypeError, ValueError):
+        raise TypeError(f"f_target must be a real number, got {f_target!r}") from None
+    if value != value:
+        raise ValueError("f_target must be a number, got NaN")
+    return value
+
+
 def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n_reads=16,
                   maxiter=None, n_sweeps=None, beta_range=None, beta_schedule="geometric",
-                  x0=None, polish=True, coupling_dtype=None, rng=None, backend="auto",
-                  workers=1, callback=None, progress=False):
+                  x0=None, polish=True, f_target=None, coupling_dtype=None, rng=None,
+                  backend="auto", workers=1, callback=None, progress=False):
     r"""Minimize ``f(x) = x^T Q x + c^T x + offset`` over binary or spin vectors.
 
     Simulated annealing with ``O(1)`` energy deltas and ``O(n)`` (dense) or ``O(deg)``
-    (sparse) field updates per accepted flip; ``n_reads`` independent reads run in parallel.
+    (sparse) field updates per accepted flip; ``n_reads`` independent reads run in parallel,
+    in groups of 8, and with ``f_target`` the run returns as soon as a group reaches it.
 
     Parameters
     ----------
@@ -201,7 +220,10 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
     n_sweeps : int, optional
         The same as ``maxiter`` (the annealing name); give one, or both equal.
     beta_range : (float, float), optional
-        ``(beta_hot, beta_cold)``; default from :func:`default_beta_range`.
+        ``(beta_hot, beta_cold)``; default from :func:`default_beta_range`: hot enough that
+        half the uphill moves at a random state are accepted, cold enough that the last
+        sweeps accept about one uphill move in a hundred sweeps, both read from the local
+        fields of the problem.
     beta_schedule : {"geometric", "linear"} or array_like
         Interpolation from hot to cold, or the inverse temperature of every sweep
         (``inf`` gives greedy sweeps).
@@ -209,6 +231,13 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
         Initial state, ``(n,)`` for all reads or ``(n_reads, n)``; random by default.
     polish : bool
         Finish every read with steepest descent to a 1-flip local minimum.
+    f_target : float, optional
+        Stop early at this energy. The reads are taken in groups of 8 consecutive reads; a
+        group stops at the end of the first sweep at which one of its reads has an energy
+        ``<= f_target`` (from the incremental fields, so within round-off for non-integer
+        weights), and the run returns the groups up to and including the first group that
+        stopped (``samples`` then holds fewer than ``n_reads`` reads). Which reads are
+        returned does not depend on the number of threads or workers.
     coupling_dtype : {None, "float32", "float64"}
         Numba backend: precision of the couplings the annealing sweeps read (the fields
         are always accumulated in float64; the final descent and the energies use float64
@@ -220,11 +249,12 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
     backend : {"auto", "numpy", "numba", "cupy"}
         ``"auto"``: Numba for numpy input, CuPy for cupy input, generic code otherwise.
     workers : int or map-like callable
-        ``1`` runs in this process. An int ``k > 1`` (or ``-1``: all cores) splits the reads
-        into ``k`` pieces run by a pool of processes (started with the ``spawn`` method:
+        ``1`` runs in this process. An int ``k > 1`` (or ``-1``: all cores) splits the reads,
+        in whole groups of 8, into ``k`` pieces run by a pool of processes (started with the ``spawn`` method:
         guard scripts with ``if __name__ == "__main__":``); a callable such as
         ``Pool.map`` or dask's ``Client.map`` is called as ``workers(func, pieces)`` with
-        one piece per read. The result is identical for every choice. Numba backend only.
+        one piece per group of 8 reads. The result is identical for every choice. Numba
+        backend only.
     callback : callable, optional
         ``callback(intermediate_result)`` after every sweep, with ``x`` (the best current
         sample, an array of the input's namespace), ``fun`` (its energy, from the
@@ -251,12 +281,14 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
         ``beta_schedule`` name; a ``beta_schedule`` sequence that is not 1-d, empty or
         negative; a ``beta_range`` that is not two positive finite numbers in increasing
         order (``beta_hot <= beta_cold``); ``n_reads``,
-        ``maxiter`` or ``n_sweeps`` < 1, or ``maxiter != n_sweeps``; ``x0`` of the wrong
+        ``maxiter`` or ``n_sweeps`` < 1, or ``maxiter != n_sweeps``; a NaN ``f_target``;
+        ``x0`` of the wrong
         shape or with entries outside the vartype's values; ``workers`` 0 or below -1,
         ``workers`` with a callback or a non-Numba backend; or ``backend="cupy"`` without
         a usable GPU.
     TypeError
-        ``n_reads``, ``maxiter``, ``n_sweeps`` or ``workers`` of the wrong type, a
+        ``n_reads``, ``maxiter``, ``n_sweeps``, ``workers`` or ``f_target`` of the wrong
+        type, a
         ``beta_schedule`` sequence that is not numeric, a ``callback`` that is not
         callable, an invalid ``rng``, a dict key that is not a pair ``(i, j)``, or ``c``
         given with a BinaryQuadraticModel.
@@ -266,9 +298,12 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
 
     Notes
     -----
-    Sparse input runs a CSR kernel when less than a quarter of ``Q`` is nonzero (Numba);
-    the generic and CuPy paths use a dense ``W``. Energies are recomputed from the final
-    samples, so floating-point drift of the incremental fields never reaches ``fun``.
+    Sparse input runs a CSR kernel when less than a quarter of ``Q`` is nonzero (Numba):
+    the 8 reads of a group run in lockstep, each in a SIMD lane, so a flip walks the
+    neighbour list once for the group; the generic and CuPy paths use a dense ``W``. With
+    integer coefficients whose fields stay below ``2**24`` the Numba fields are float32
+    (exact). Energies are recomputed from the final samples, so floating-point drift of the
+    incremental fields never reaches ``fun``.
 
     References
     ----------
@@ -292,12 +327,13 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
         check_choice(coupling_dtype, ("float32", "float64"), "coupling_dtype")
     n_reads = check_int(n_reads, "n_reads", minimum=1)
     n_sweeps = _check_sweeps(maxiter, n_sweeps)
+    target = _check_target(f_target)
     q = parse_qubo(Q, c, offset, vartype, allow_stack=False)
     qb = to_binary(q)
     be = resolve_backend(backend, q.xp)
     a, W, c0 = _binary_parts(qb)
     betas = _check_betas(beta_schedule, beta_range, n_sweeps,
-                         lambda: _beta_range_from_parts(qb, a, W))
+                         lambda: _beta_range_from_parts(be, a, W))
     check_callback(callback)
     pmap = check_workers(workers)
     if pmap is not None and (callback is not None or not parallel_reads_ok(be)):
@@ -307,14 +343,12 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
     X0 = _initial_states(x0, n_reads, qb.n, q.vartype, gen)
     base = int(gen.integers(0, 2**63))  # seeds read r's stream r (see _lib._prng)
     single = (qb.n >= 256) if coupling_dtype is None else coupling_dtype == "float32"
-    run = _Run(be, a, W, c0, betas, bool(polish), single)
-    out = _Output(be, q)
+    run = _Run(be, a, W, c0, betas, bool(polish), single, target)
     if pmap is None:
-        X, energies, status, nit = run.serial(X0, base, callback, progress, out)
+        parts, status = run.serial(X0, base, callback, progress, _Output(be, q))
     else:
-        X, energies = run.pieces(pmap, X0, base, n_pieces=_n_pieces(workers, n_reads))
-        status, nit = Status.MAXITER, betas.shape[0]
-    return out.result(X, energies, status, nit, n_reads, betas)
+        parts, status = run.pieces(pmap, X0, base, _n_pieces(workers, n_reads)), None
+    return _Output(be, q).result(run.merge(parts), status, target, betas)
 
 
 def _check_sweeps(maxiter, n_sweeps):
@@ -328,58 +362,112 @@ def _check_sweeps(maxiter, n_sweeps):
 
 
 def _n_pieces(workers, n_reads):
+    groups = -(-n_reads // GROUP)
     if callable(workers):
-        return n_reads
+        return groups
     k = (os.cpu_count() or 1) if workers == -1 else int(workers)
-    return max(1, min(k, n_reads))
+    return max(1, min(k, groups))
+
+
+class _Part(NamedTuple):
+    """Reads of one chains object: samples, energies, group stops, sweeps run."""
+
+    X: object
+    energies: object
+    stops: np.ndarray
+    sweeps: int
+
+
+class _Merged(NamedTuple):
+    X: object
+    energies: object
+    reached: bool
+    nit: int
+    nfev: int
 
 
 class _Run:
     """One annealing problem: the binary form, the schedule and the kernel options."""
 
-    def __init__(self, be, a, W, c0, betas, polish, single):
+    def __init__(self, be, a, W, c0, betas, polish, single, target):
         self.be, self.a, self.W, self.c0 = be, a, W, c0
         self.betas, self.polish, self.single = betas, polish, single
+        self.target = target
 
     def chains(self, X0, base, first=0):
         return make_chains(self.be, self.a, self.W, self.c0, X0, base, first, self.single)
 
     def serial(self, X0, base, callback, progress, out):
-        """All reads here; the callback after every sweep. Returns X, E, status, nit."""
+        """All reads here. Returns the parts and the callback's status (or None)."""
+        if callback is None and not progress:
+            return self.batches(X0, base), None
         chains = self.chains(X0, base)
-        total = self.betas.shape[0]
-        status, nit = Status.MAXITER, total
+        total, status = self.betas.shape[0], None
         with Progress(total, "anneal", enabled=progress) as bar:
             for lo, hi in _pieces(total, progress, callback is not None):
-                chains.sweep(self.betas[lo:hi])
+                chains.sweep(self.betas[lo:hi], self.target)
                 bar.update(hi - lo)
                 if callback is not None and out.report(callback, chains, hi):
-                    status, nit = Status.CALLBACK, hi
+                    status = Status.CALLBACK
                     break
-        if self.polish and status != Status.CALLBACK:
+                if _decided(chains.stops):
+                    break
+        if self.polish and status is None:
             chains.descend()
-        X, energies = chains.finish()
-        return X, energies, status, nit
+        return [_Part(*chains.finish(), chains.stops.copy(), chains.t)], status
+
+    def batches(self, X0, base, first=0):
+        """Reads in batches of groups, in order, until a group reaches the target (one
+        batch of all reads without a target)."""
+        size = X0.shape[0] if self.target is None else batch_groups(self.be) * GROUP
+        parts = []
+        for lo in range(0, X0.shape[0], size):
+            chains = self.chains(X0[lo:lo + size], base, first + lo)
+            chains.sweep(self.betas, self.target)
+            if self.polish:
+                chains.descend()
+            parts.append(_Part(*chains.finish(), chains.stops.copy(), chains.t))
+            if first_stop(chains.stops) is not None:
+                break
+        return parts
 
     def pieces(self, pmap, X0, base, n_pieces):
-        """Split the reads into ``n_pieces`` runs of :func:`_anneal_piece` through ``pmap``."""
-        bounds = np.linspace(0, X0.shape[0], n_pieces + 1).astype(int)
+        """Split the groups into ``n_pieces`` runs of :func:`_anneal_piece` via ``pmap``."""
+        groups = -(-X0.shape[0] // GROUP)
+        bounds = np.minimum(np.linspace(0, groups, n_pieces + 1).astype(int) * GROUP,
+                            X0.shape[0])
         tasks = [(self.a, self.W, self.c0, self.betas, X0[lo:hi], base, int(lo),
-                  self.polish, self.single) for lo, hi in zip(bounds[:-1], bounds[1:])]
-        parts = collect(pmap, _anneal_piece, tasks)
-        return (np.concatenate([p[0] for p in parts]),
-                np.concatenate([p[1] for p in parts]))
+                  self.polish, self.single, self.target)
+                 for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+        return [part for parts in collect(pmap, _anneal_piece, tasks) for part in parts]
+
+    def merge(self, parts):
+        """The reads up to the first group that reached the target (all without one)."""
+        xp = self.be.xp
+        stops = np.concatenate([p.stops for p in parts])
+        X = parts[0].X if len(parts) == 1 else xp.concat([p.X for p in parts])
+        E = parts[0].energies if len(parts) == 1 else xp.concat([p.energies for p in parts])
+        hit = first_stop(stops)
+        keep = X.shape[0] if hit is None else min(X.shape[0], (hit + 1) * GROUP)
+        ran = max(p.sweeps for p in parts)
+        sweeps = np.where(stops >= 0, stops, ran)[:-(-keep // GROUP)]
+        reads = np.minimum(GROUP, keep - GROUP * np.arange(sweeps.shape[0]))
+        nit = int(sweeps[hit]) if hit is not None else ran
+        return _Merged(X[:keep, ...], E[:keep], hit is not None, nit,
+                       int(np.sum(sweeps * reads)) * int(X.shape[-1]))
+
+
+def _decided(stops):
+    """True once a group reached the target and no lower group is still running."""
+    hit = first_stop(stops)
+    return hit is not None and not np.any(stops[:hit] == RUNNING)
 
 
 def _anneal_piece(task):
     """Anneal one piece of the reads with the Numba chains (runs in a worker process)."""
-    a, W, c0, betas, X0, base, first, polish, single = task
-    be = resolve_backend("numba", np)
-    chains = make_chains(be, a, W, c0, X0, base, first, single)
-    chains.sweep(betas)
-    if polish:
-        chains.descend()
-    return chains.finish()
+    a, W, c0, betas, X0, base, first, polish, single, target = task
+    run = _Run(resolve_backend("numba", np), a, W, c0, betas, polish, single, target)
+    return run.batches(X0, base, first)
 
 
 class _Output:
@@ -399,14 +487,19 @@ class _Output:
                              fun=float(energies[best]), energies=self.be.to_input(energies),
                              nit=nit)
 
-    def result(self, X, energies, status, nit, n_reads, betas):
-        X = self.samples(X)
-        energies = self.be.to_input(energies)
+    def result(self, merged, status, target, betas):
+        X = self.samples(merged.X)
+        energies = self.be.to_input(merged.energies)
         best = int(np.argmin(to_host(energies)))
-        message = ("annealing schedule finished" if status == Status.MAXITER else None)
-        res = make_result(status, success=status == Status.MAXITER, message=message,
-                          x=X[best, ...], fun=float(energies[best]), samples=X,
-                          energies=energies, nfev=int(n_reads * nit * self.q.n), nit=int(nit),
+        if status is None:
+            status = Status.TARGET if merged.reached else Status.MAXITER
+        message = {Status.TARGET: "f_target reached",
+                   Status.MAXITER: "annealing schedule finished" + (
+                       "" if target is None else " without reaching f_target")}.get(status)
+        success = status == Status.TARGET or (status == Status.MAXITER and target is None)
+        res = make_result(status, success=success, message=message, x=X[best, ...],
+                          fun=float(energies[best]), samples=X, energies=energies,
+                          nfev=merged.nfev, nit=merged.nit,
                           beta_range=(float(betas[0]), float(betas[-1])),
                           backend=self.be.name)
         if self.q.variables is not None:
