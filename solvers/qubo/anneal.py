@@ -61,7 +61,7 @@ def _binary_parts(qb):
     return a, W, float(qb.offset)
 
 
-def default_beta_range(Q, c=None, *, vartype="binary", backend="auto"):
+def default_beta_range(Q, c=None, *, vartype=None, backend="auto"):
     r"""The default ``(beta_hot, beta_cold)`` of :func:`minimize_qubo`.
 
     Read from the problem's local fields ``h = a + W x`` (binary canonical form), whose
@@ -85,8 +85,10 @@ def default_beta_range(Q, c=None, *, vartype="binary", backend="auto"):
         The ``(n, n)`` matrix, as in :func:`minimize_qubo` (no stacks).
     c : array_like, optional
         Linear coefficients ``(n,)``.
-    vartype : {"binary", "spin"}
-        Domain of the variables; spin problems are first rewritten in binary variables.
+    vartype : {"binary", "spin"}, optional
+        Domain of the variables (spin problems are first rewritten in binary variables).
+        Default ``"binary"``; a BinaryQuadraticModel brings its own (a vartype given with
+        one must agree with it).
     backend : {"auto", "numpy", "numba", "cupy"}
         Where the greedy sweeps run (as in :func:`minimize_qubo`).
 
@@ -186,7 +188,7 @@ def _check_target(f_target):
     return value
 
 
-def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n_reads=16,
+def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype=None, n_reads=16,
                   maxiter=None, n_sweeps=None, beta_range=None, beta_schedule="geometric",
                   x0=None, polish=True, f_target=None, coupling_dtype=None, rng=None,
                   backend="auto", workers=1, callback=None, progress=False):
@@ -209,9 +211,12 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
         Constant term, included in ``fun`` and ``energies``.
     method : {"anneal"}
         Only simulated annealing for now.
-    vartype : {"binary", "spin"}
+    vartype : {"binary", "spin"}, optional
         Variables in ``{0, 1}`` or ``{-1, +1}``; dimod's ``"BINARY"`` / ``"SPIN"``, its
-        ``Vartype`` members and the sets ``{0, 1}`` / ``{-1, 1}`` are accepted too.
+        ``Vartype`` members and the sets ``{0, 1}`` / ``{-1, 1}`` are accepted too. Default
+        ``"binary"``; a BinaryQuadraticModel brings its own, and a vartype given with one
+        must agree with it (``ValueError`` otherwise: convert the model with
+        ``bqm.change_vartype``).
     n_reads : int
         Independent annealing runs (run in parallel).
     maxiter : int, optional
@@ -277,6 +282,7 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
     ------
     ValueError
         Bad ``Q`` (non-square, stacked, NaN or inf), ``c`` or ``offset`` of the wrong shape;
+        a ``vartype`` that contradicts a BinaryQuadraticModel's;
         an unknown ``method``, ``vartype``, ``coupling_dtype``, ``backend`` or
         ``beta_schedule`` name; a ``beta_schedule`` sequence that is not 1-d, empty or
         negative; a ``beta_range`` that is not two positive finite numbers in increasing
@@ -290,8 +296,10 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype="binary", n
         ``n_reads``, ``maxiter``, ``n_sweeps``, ``workers`` or ``f_target`` of the wrong
         type, a
         ``beta_schedule`` sequence that is not numeric, a ``callback`` that is not
-        callable, an invalid ``rng``, a dict key that is not a pair ``(i, j)``, or ``c``
-        given with a BinaryQuadraticModel.
+        callable, an invalid ``rng``, a dict key that is not a pair ``(i, j)``, ``c``
+        given with a BinaryQuadraticModel, or a dimod model that is not a
+        BinaryQuadraticModel (constrained, integer, discrete or higher-order: the message
+        names the dimod conversion).
     RuntimeError
         A worker process died (e.g. ``workers=k`` in a script without a ``__main__``
         guard).

@@ -90,7 +90,7 @@ class QuboMoments(NamedTuple):
         return self.var ** 0.5
 
 
-def qubo_moments(Q, c=None, offset=0.0, *, p=None, weight=None, vartype="binary"):
+def qubo_moments(Q, c=None, offset=0.0, *, p=None, weight=None, vartype=None):
     r"""Exact mean and variance of ``f(x) = x^T Q x + c^T x + offset`` for random ``x``.
 
     Parameters
@@ -110,9 +110,9 @@ def qubo_moments(Q, c=None, offset=0.0, *, p=None, weight=None, vartype="binary"
     weight : int, optional
         Instead of independent bits, ``x`` is uniform over the assignments with exactly
         ``weight`` ones (binary) or ``+1`` spins (spin). Cannot be combined with ``p``.
-    vartype : {"binary", "spin"}
-        Domain of the variables: ``{0, 1}`` or ``{-1, +1}``. A BinaryQuadraticModel
-        brings its own vartype.
+    vartype : {"binary", "spin"}, optional
+        Domain of the variables: ``{0, 1}`` or ``{-1, +1}``. Default ``"binary"``; a
+        BinaryQuadraticModel brings its own (a vartype given with one must agree with it).
 
     Returns
     -------

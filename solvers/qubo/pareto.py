@@ -252,7 +252,7 @@ def weight_grid(n_objectives, n_weights):
 
 
 def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=None,
-                 vartype="binary", penalty=None, penalty_scale="relative", min_weight=1e-3,
+                 vartype=None, penalty=None, penalty_scale="relative", min_weight=1e-3,
                  reference=None, rng=None, workers=1, **solver_options):
     r"""Solve the weighted sums of scaled objectives over a weight grid; return the front.
 
@@ -272,9 +272,9 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
         How objectives are scaled before they are weighted.
     p, weight : optional
         Measure for ``scaling="variance"`` (see :func:`qubo_moments`).
-    vartype : {"binary", "spin"}
-        Domain of the variables, ``{0, 1}`` or ``{-1, +1}`` (BinaryQuadraticModels bring
-        their own).
+    vartype : {"binary", "spin"}, optional
+        Domain of the variables, ``{0, 1}`` or ``{-1, +1}``. Default ``"binary"``;
+        BinaryQuadraticModels bring their own (a vartype given with them must agree).
     penalty : objective, optional
         A constraint penalty (``Q``, ``(Q, c)`` or ``(Q, c, offset)``), zero on feasible
         points and at least 1 on infeasible ones, e.g. ``(sum(x) - K)^2`` for a

@@ -28,7 +28,7 @@ __all__ = ["scale_qubos", "scalarize", "qubo_energy", "as_objective"]
 METHODS = ("variance", "maxabs", "none")
 
 
-def as_objective(obj, vartype="binary"):
+def as_objective(obj, vartype=None):
     """Parse one objective (``Q``, ``(Q, c)``, ``(Q, c, offset)``, dict or BQM).
 
     Parameters
@@ -37,8 +37,9 @@ def as_objective(obj, vartype="binary"):
         ``Q`` (``(n, n)``, not necessarily symmetric), ``(Q, c)`` or ``(Q, c, offset)``,
         a dict ``{(i, j): w}`` or a BinaryQuadraticModel (which brings its own vartype,
         linear biases and offset).
-    vartype : {"binary", "spin"}
-        Domain of the variables, ``{0, 1}`` or ``{-1, +1}``.
+    vartype : {"binary", "spin"}, optional
+        Domain of the variables, ``{0, 1}`` or ``{-1, +1}``. Default ``"binary"``; a
+        BinaryQuadraticModel brings its own (a vartype given with one must agree with it).
 
     Returns
     -------
@@ -130,7 +131,7 @@ def _maxabs(q):
                      float(xp.max(xp.abs(lin))) if n else 0.0))
 
 
-def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype="binary"):
+def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype=None):
     r"""Scale QUBO objectives to a common scale.
 
     Parameters
@@ -146,9 +147,9 @@ def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype="
     p, weight : optional
         Measure for ``"variance"``: independent Bernoulli(``p``) bits, or uniform over
         Hamming weight ``weight`` (see :func:`qubo_moments`). Default: uniform.
-    vartype : {"binary", "spin"}
-        Domain of the variables, ``{0, 1}`` or ``{-1, +1}`` (a BinaryQuadraticModel brings
-        its own).
+    vartype : {"binary", "spin"}, optional
+        Domain of the variables, ``{0, 1}`` or ``{-1, +1}``. Default ``"binary"``; a
+        BinaryQuadraticModel brings its own (a vartype given with one must agree with it).
 
     Returns
     -------
@@ -205,7 +206,7 @@ def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype="
     return scaled, np.asarray(scales)
 
 
-def scalarize(objectives, weights, *, vartype="binary"):
+def scalarize(objectives, weights, *, vartype=None):
     """The weighted sum ``sum_k w_k f_k`` as one ``(Q, c, offset)`` triple.
 
     Parameters
@@ -215,8 +216,9 @@ def scalarize(objectives, weights, *, vartype="binary"):
         objectives).
     weights : array_like
         One real weight per objective (any sign; no normalization is applied).
-    vartype : {"binary", "spin"}
-        Domain of the variables, ``{0, 1}`` or ``{-1, +1}``.
+    vartype : {"binary", "spin"}, optional
+        Domain of the variables, ``{0, 1}`` or ``{-1, +1}``. Default ``"binary"``; a
+        BinaryQuadraticModel brings its own (a vartype given with one must agree with it).
 
     Returns
     -------
@@ -301,7 +303,7 @@ def _check_states(X, n, vartype, name="X"):
     return Xf
 
 
-def qubo_energy(objective, X, *, vartype="binary"):
+def qubo_energy(objective, X, *, vartype=None):
     """Evaluate one objective on samples ``X`` (``(m, n)`` or ``(n,)``) in its vartype.
 
     Parameters
@@ -311,8 +313,9 @@ def qubo_energy(objective, X, *, vartype="binary"):
         :func:`~solvers.qubo.scaling.as_objective`).
     X : array_like, shape (m, n) or (n,)
         Samples, with entries in ``{0, 1}`` (binary) or ``{-1, +1}`` (spin).
-    vartype : {"binary", "spin"}
-        Domain of the variables of ``objective`` (a BinaryQuadraticModel brings its own).
+    vartype : {"binary", "spin"}, optional
+        Domain of the variables of ``objective``. Default ``"binary"``; a
+        BinaryQuadraticModel brings its own (a vartype given with one must agree with it).
 
     Returns
     -------
