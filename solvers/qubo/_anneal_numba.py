@@ -6,8 +6,9 @@ flipping bit ``i`` changes ``f`` by ``(1 - 2 x_i) h_i`` and costs one row of ``W
 ``h``. Reads come in groups of :data:`GROUP` (see :mod:`._anneal_kernels` for the group
 and random-stream conventions); groups run in parallel (``prange``).
 
-- Dense ``W``: the reads of a group take their sweeps in turn, each flip adds a row of
-  ``W`` to ``h`` (a contiguous, vectorized loop).
+- Dense ``W``: the reads of a group take their sweeps in turn (without a target every
+  read runs on its own, in parallel over reads), each flip adds a row of ``W`` to ``h``
+  (a contiguous, vectorized loop).
 - CSR ``W``: the reads of a group run in lockstep, one SIMD lane per read: the fields are
   stored ``(n, GROUP)``, the uniforms of a sweep are drawn for every lane at once before
   the sweep, the acceptance test runs on all lanes together, and a flip in any lane walks
@@ -117,6 +118,16 @@ def anneal_dense(W, X, H, E, betas, t0, starts, n_real, target, stops):
             lo, hi = g * GROUP, (g + 1) * GROUP
             stops[g] = _group_dense(W, X[lo:hi], H[lo:hi], E[lo:hi], betas, t0,
                                     starts[lo:hi], n_real[g], target, stops, g)
+
+
+@jit_parallel
+def anneal_dense_reads(W, X, H, E, betas, t0, starts, n_reads):
+    """:func:`anneal_dense` without a target: every read on its own (the same sweeps, in
+    parallel over reads rather than groups)."""
+    n = X.shape[1]
+    for r in prange(n_reads):
+        for t in range(betas.shape[0]):
+            E[r] += _sweep_dense(W, X[r], H[r], betas[t], starts[r], (t0 + t) * n)
 
 
 @jit
@@ -331,7 +342,10 @@ class NumbaChains:
         goal = -np.inf if target is None else float(target) - self.c0
         args = (self.X, self.H, self.E, betas, np.int64(self.t), self._lanes(self.starts),
                 self.n_real, goal, self.stops)
-        if self.dense:
+        if self.dense and target is None:
+            anneal_dense_reads(self.Wk, self.X, self.H, self.E, betas, np.int64(self.t),
+                               self.starts, self.n_reads)
+        elif self.dense:
             anneal_dense(self.Wk, *args)
         else:
             anneal_csr(*self.csr, *args)
@@ -342,7 +356,8 @@ class NumbaChains:
         if self.single:  # exact fields first: the sweeps accumulated float32 rows
             self.H = self._fields()
         if self.dense:
-            descend_dense(self.Wd, self.X, self.H)
+            k = self.n_reads  # not the padding rows
+            descend_dense(self.Wd, self.X[:k], self.H[:k])
         else:
             descend_csr(*self.csr, self.X, self.H)
 
