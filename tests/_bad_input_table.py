@@ -331,6 +331,8 @@ CATEGORIES = {
     "array": _ARRAY,
     # a 2-d (or 1-d) real array of a log-sum-exp primitive, with a partner to match
     "array2": {**_ARRAY, "ndim": (_ndim_up, RAISE), "shape": (_shape, RAISE)},
+    # an array whose checks come from its option spec but whose shape must match a partner
+    "shape": {"shape": (_shape, RAISE)},
     # an axis argument
     "axis": {"out": (_const(5), RAISE), "float": (_const(0.5), RAISE)},
     # a shaped float array (data matrix, vector, stack of means)
@@ -867,31 +869,26 @@ ROWS = [
     # --------------------------------------------------------------------- memory
     Row("GaussianMemory", GaussianMemory,
         lambda: {"means": _c(_M), "covs": _c(_C), "beta": 1.0, "path": "auto", "screen": 50.0},
-        {"means": "data+shape", "covs": "spd", "beta": "scale", "path": "choice",
-         "screen": "scale"},
+        {"means": "data+shape", "covs": "spd"},
         covers="solvers.memory.GaussianMemory", backend=True, together=[("means", "covs")],
-        out=_memory_out,
-        names={"means": ("means", "covs")}, overrides={("beta", "inf"): EITHER}),
+        out=_memory_out, names={"means": ("means", "covs")}),
     *_methods("GaussianMemory", _gmem, "solvers.memory.GaussianMemory", [
         (m, _q_valid, _QA, {"names": _QNAMES, "together": [("means", "covs")]})
         for m in ("distances", "energy", "weights", "nearest", "step")]),
     Row("GaussianMemory.retrieve", lambda **kw: _gmem().retrieve(**kw),
         lambda: {**_q_valid(), "maxiter": 5, "tol": 1e-9, "callback": None},
-        {**_QA, "maxiter": "maxiter", "tol": "tol", "callback": "callable"},
-        covers="solvers.memory.GaussianMemory.retrieve", together=[("means", "covs")],
+        _QA, covers="solvers.memory.GaussianMemory.retrieve", together=[("means", "covs")],
         out=lambda r: [np.asarray(r["means"]), np.asarray(r["covs"])],
         names=_QNAMES),
     Row("VectorMemory", VectorMemory,
         lambda: {"patterns": _c(_M), "beta": 1.0, "similarity": "euclidean"},
-        {"patterns": "data", "beta": "scale", "similarity": "choice"},
         covers="solvers.memory.VectorMemory", backend=True, out=_vmemory_out),
     *_methods("VectorMemory", _vmem, "solvers.memory.VectorMemory", [
-        (m, lambda: {"x": _c(_Q2)}, {"x": "data+shape"}, {"names": _XNAMES})
+        (m, lambda: {"x": _c(_Q2)}, {"x": "shape"}, {"names": _XNAMES})
         for m in ("energy", "weights", "step")]),
     Row("VectorMemory.retrieve", lambda **kw: _vmem().retrieve(**kw),
         lambda: {"x": _c(_Q2), "maxiter": 5, "tol": 1e-10, "callback": None},
-        {"x": "data+shape", "maxiter": "maxiter", "tol": "tol", "callback": "callable"},
-        covers="solvers.memory.VectorMemory.retrieve", names=_XNAMES),
+        {"x": "shape"}, covers="solvers.memory.VectorMemory.retrieve", names=_XNAMES),
     Row("synthetic_patterns", synthetic_patterns,
         lambda: {"n_patterns": 4, "dim": 3, "eig_range": (1.0, 1.1), "rng": 0},
         {"n_patterns": "count", "dim": "count", "eig_range": "range", "rng": "rng"},

@@ -7,8 +7,19 @@
 - :func:`logsumexp_partial` / :func:`logsumexp_merge`: exact (max, scaled sum) partials of
   disjoint chunks and their merge.
 """
-from .logsumexp import logsumexp, softmax, log_softmax, logsumexp_partial, logsumexp_merge
-from .matmul import logsumexp_matmul
+from .._lazy import lazy_exports
+
+_EXPORTS = {
+    "logsumexp": "solvers.lse.logsumexp",
+    "softmax": "solvers.lse.logsumexp",
+    "log_softmax": "solvers.lse.logsumexp",
+    "logsumexp_partial": "solvers.lse.logsumexp",
+    "logsumexp_merge": "solvers.lse.logsumexp",
+    "logsumexp_matmul": "solvers.lse.matmul",
+}
 
 __all__ = ["logsumexp", "softmax", "log_softmax", "logsumexp_partial", "logsumexp_merge",
            "logsumexp_matmul"]
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,13 +1,28 @@
 """The retrieval machinery shared by :class:`.VectorMemory` and :class:`.GaussianMemory`:
 the geometries (distances to every pattern and one Gibbs-weighted step for a block of
-queries), the batched retrieval loop and the result builder. See :mod:`.dam` for the math.
+queries), the batched retrieval loop, the result builder and the options of ``retrieve``.
+See the package docstring (:mod:`solvers.memory`) for the math.
 """
+from .._lib.params import (CALLBACK, FLAG, NONNEGATIVE, Integer, Options, Param)
 from .._lib.host import to_host
 from .._lib.namespace import is_numpy_namespace, is_cupy_namespace
-from .._lib.results import (OptimizeResult, Status, call_callback, Progress,
+from .._lib.results import (Status, call_callback, make_result, Progress,
                             STOPPED_BY_CALLBACK)
 from ..lse import logsumexp
 from ..transport import bures_kernels as _bw
+
+
+
+def retrieve_options(tol, *queries):
+    """The options of ``retrieve``: the memory's query arrays (``queries``, declared
+    ``Param`` entries), then the iteration options (the memories differ in ``tol``)."""
+    return Options(
+        "RetrieveOptions", *queries,
+        Param("maxiter", Integer(low=0), 100, "iteration cap"),
+        Param("tol", NONNEGATIVE, tol, "stop a query when its step is at most tol"),
+        Param("callback", CALLBACK, None, "called with the intermediate result"),
+        Param("progress", FLAG, False, "show a progress bar"))
+
 
 #: floats per (queries x patterns) block when evaluating Gibbs weights
 _BLOCK = 2 ** 22
@@ -257,5 +272,6 @@ def _result(be, single, status, message, nit, conv, index, trace, **arrays):
                    fun=be.to_input(fun))
     if "x" not in out and "means" in out:
         out["x"] = out["means"]
-    return OptimizeResult(success=status == 0, status=status, message=message, **out)
+    # retrieval converges: spending maxiter before every query converged is no success
+    return make_result(status, success=status == Status.CONVERGED, message=message, **out)
 

@@ -2,19 +2,28 @@
 import numpy as np
 
 from .._lib.backend import backend_arg, resolve_backend
-from .._lib.namespace import array_namespace
-from .._lib.validation import as_float_array, check_positive, check_int, check_choice
+from .._lib.docstrings import fill_doc_members
+from .._lib.namespace import array_namespace, is_dask_array
+from .._lib.params import BACKEND, NONE, POSITIVE, Choice, Options, Param
+from .._lib.validation import as_float_array
 from ..lse import logsumexp, softmax
 from ..transport import bures_kernels as _bw
-from .._lib.docstrings import fill_doc_members
-from .._lib.namespace import is_dask_array
-from .._lib.validation import check_callback
 from ._dask import retrieve_dask
 from ._retrieval import (_BLOCK, _COMMUTE_RTOL, _FullGeometry, _VectorGeometry, _iterate,
-                         _no_live_output, _offdiag_scale, _result)
+                         _no_live_output, _offdiag_scale, _result, retrieve_options)
 
 __all__ = ["GaussianMemory"]
 
+
+OPTIONS = Options(
+    "GaussianMemoryOptions",
+    Param("beta", POSITIVE, 1.0, "inverse temperature"),
+    Param("path", Choice("auto", "full", "diagonal", "commuting"), "auto",
+          "retrieval geometry"),
+    Param("screen", (POSITIVE, NONE), 50.0, "distance screening margin (None: off)"),
+    Param("backend", BACKEND, "auto", "which kernels run"))
+
+RETRIEVE_OPTIONS = retrieve_options(1e-9)
 
 _REFERENCES = """
 References
@@ -35,6 +44,7 @@ TypeError
 """
 
 
+@OPTIONS.entry
 class GaussianMemory:
     """Dense associative memory of Gaussians in the 2-Wasserstein (Bures) geometry.
 
@@ -89,15 +99,12 @@ class GaussianMemory:
     """
 
     def __init__(self, means, covs, beta=1.0, *, path="auto", screen=50.0, backend="auto"):
-        xp = array_namespace(means, covs)
-        be = self._be = resolve_backend(backend, xp)
-        self._options = dict(path=path, screen=screen, backend=backend)
+        cfg = OPTIONS.validate(beta=beta, path=path, screen=screen, backend=backend)
+        be = self._be = resolve_backend(cfg.backend, array_namespace(means, covs))
+        self._options = dict(path=cfg.path, screen=cfg.screen, backend=cfg.backend)
         xpc = be.xp
-        self.beta = check_positive(beta, "beta")
-        check_choice(path, ("auto", "full", "diagonal", "commuting"), "path")
-        if screen is not None:
-            screen = check_positive(screen, "screen")
-        self.screen = screen
+        self.beta, self.screen = cfg.beta, cfg.screen
+        path, screen = cfg.path, cfg.screen
         covs_in = as_float_array(be.to_device(covs), xpc, "covs")
         if covs_in.ndim >= 1 and covs_in.shape[0] == 0:
             raise ValueError("means and covs must hold at least one stored pattern, got 0")
@@ -398,6 +405,7 @@ class GaussianMemory:
         m, S = to_user(new)
         return self._out(m, single), self._out(S, single)
 
+    @RETRIEVE_OPTIONS.entry
     def retrieve(self, means, covs, maxiter=100, tol=1e-9, *, callback=None,
                  progress=False):
         """Retrieve stored Gaussians from query Gaussians (batched over queries).
@@ -453,13 +461,14 @@ class GaussianMemory:
         >>> res.index, bool(res.converged), res.path
         (1, True, 'diagonal')
         """
-        maxiter = check_int(maxiter, "maxiter", minimum=0)
-        tol = check_positive(tol, "tol", strict=False)
-        check_callback(callback)
+        cfg = RETRIEVE_OPTIONS.validate(maxiter=maxiter, tol=tol, callback=callback,
+                                        progress=progress)
+        maxiter, tol, callback, progress = cfg.maxiter, cfg.tol, cfg.callback, cfg.progress
         if is_dask_array(means) or is_dask_array(covs):
             _no_live_output(callback, progress)
-            payload = ("gaussian", (self._be.to_input(self.means),
-                                    self._be.to_input(self.covs), self.beta), self._options)
+            payload = (GaussianMemory, (self._be.to_input(self.means),
+                                        self._be.to_input(self.covs), self.beta),
+                       self._options)
             return retrieve_dask(payload, (means, covs), maxiter=maxiter, tol=tol,
                                  dtype=np.result_type(means.dtype, self.means.dtype))
         qm, qS, single = self._queries(means, covs)

@@ -2,18 +2,29 @@
 import numpy as np
 
 from .._lib.backend import backend_arg, resolve_backend
-from .._lib.namespace import array_namespace
-from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
-                               check_choice)
+from .._lib.namespace import array_namespace, is_dask_array
+from .._lib.params import BACKEND, POSITIVE, Array, Choice, Options, Param
 from ..lse import logsumexp, softmax
-from .._lib.namespace import is_dask_array
-from .._lib.validation import check_callback
 from ._dask import retrieve_dask
-from ._retrieval import _VectorGeometry, _iterate, _no_live_output, _result
+from ._retrieval import _VectorGeometry, _iterate, _no_live_output, _result, retrieve_options
 
 __all__ = ["VectorMemory"]
 
+OPTIONS = Options(
+    "VectorMemoryOptions",
+    Param("patterns", Array(ndim=2), doc="stored patterns (N, d)"),
+    Param("beta", POSITIVE, 1.0, "inverse temperature"),
+    Param("similarity", Choice("euclidean", "dot"), "euclidean", "similarity of states"),
+    Param("backend", BACKEND, "auto", "which kernels run"))
 
+#: the queries of energy / weights / step / retrieve
+_X = Param("x", Array(ndim=(1, 2)), doc="queries (Q, d)")
+QUERIES = Options("VectorQueries", _X)
+
+RETRIEVE_OPTIONS = retrieve_options(1e-10, _X)
+
+
+@OPTIONS.entry
 class VectorMemory:
     """Modern Hopfield network / vector dense associative memory.
 
@@ -61,13 +72,11 @@ class VectorMemory:
     """
 
     def __init__(self, patterns, beta=1.0, *, similarity="euclidean", backend="auto"):
-        xp = array_namespace(patterns)
-        self._be = resolve_backend(backend, xp)
-        self._backend = backend
-        self.beta = check_positive(beta, "beta")
-        self.similarity = check_choice(similarity, ("euclidean", "dot"), "similarity")
-        X = as_float_array(self._be.to_device(patterns), self._be.xp, "patterns", ndim=2)
-        check_finite(X, self._be.xp, "patterns")
+        cfg = OPTIONS.validate(beta=beta, similarity=similarity, backend=backend)
+        self._be = resolve_backend(cfg.backend, array_namespace(patterns))
+        self._backend = cfg.backend
+        self.beta, self.similarity = cfg.beta, cfg.similarity
+        (X,) = OPTIONS.arrays(self._be, patterns=patterns)
         if X.shape[0] < 1:
             raise ValueError("patterns must hold at least one stored pattern, got 0 rows")
         self.patterns = X
@@ -83,19 +92,19 @@ class VectorMemory:
 
     def _queries(self, x):
         xp = self._be.xp
-        x = as_float_array(self._be.to_device(x), xp, "x", ndim=(1, 2))
+        (x,) = QUERIES.arrays(self._be, x=x)
         single = x.ndim == 1
         x = xp.reshape(x, (-1, x.shape[-1]))
         if x.shape[1] != self.dim:
             raise ValueError(f"queries must have dimension {self.dim}, got shape "
                              f"{tuple(x.shape)}")
-        check_finite(x, xp, "x")
         return xp.astype(x, xp.result_type(x.dtype, self.patterns.dtype)), single
 
     def _scores(self, x):
         x, single = self._queries(x)
         return self._geom.scores((x,)), x, single
 
+    @QUERIES.entry
     def energy(self, x):
         """Energy of each query.
 
@@ -139,6 +148,7 @@ class VectorMemory:
         E = E if off is None else E + off
         return self._be.to_input(E[0] if single else E)
 
+    @QUERIES.entry
     def weights(self, x):
         """Gibbs weights over the patterns, :math:`p = \\operatorname{softmax}(\\beta s)`.
 
@@ -176,6 +186,7 @@ class VectorMemory:
         p = softmax(self.beta * s, axis=1)
         return self._be.to_input(p[0, ...] if single else p)
 
+    @QUERIES.entry
     def step(self, x):
         """One update :math:`\\xi^+ = \\sum_i p_i x_i`.
 
@@ -213,6 +224,7 @@ class VectorMemory:
         (z,), _ = self._geom.step((x,), softmax(self.beta * s, axis=1))
         return self._be.to_input(z[0, ...] if single else z)
 
+    @RETRIEVE_OPTIONS.entry
     def retrieve(self, x, maxiter=100, tol=1e-10, *, callback=None, progress=False):
         """Iterate the update from each query until it moves less than ``tol``.
 
@@ -260,12 +272,12 @@ class VectorMemory:
         >>> res.index.tolist(), bool(res.converged.all())
         ([0, 2], True)
         """
-        maxiter = check_int(maxiter, "maxiter", minimum=0)
-        tol = check_positive(tol, "tol", strict=False)
-        check_callback(callback)
+        cfg = RETRIEVE_OPTIONS.validate(maxiter=maxiter, tol=tol, callback=callback,
+                                        progress=progress)
+        maxiter, tol, callback, progress = cfg.maxiter, cfg.tol, cfg.callback, cfg.progress
         if is_dask_array(x):
             _no_live_output(callback, progress)
-            payload = ("vector", (self._be.to_input(self.patterns), self.beta),
+            payload = (VectorMemory, (self._be.to_input(self.patterns), self.beta),
                        dict(similarity=self.similarity, backend=self._backend))
             return retrieve_dask(payload, (x,), maxiter=maxiter, tol=tol,
                                  dtype=np.result_type(x.dtype, self.patterns.dtype))
