@@ -109,7 +109,7 @@ NAMESPACE_TESTS_LEFT = {
     "solvers/dag/_dpdag_learn.py", "solvers/dag/cosmo.py", "solvers/dag/learn.py",
     "solvers/lse/_kl_dro.py", "solvers/lse/logsumexp.py", "solvers/lse/safe_kl.py",
     "solvers/memory/_retrieval.py", "solvers/optimize/_cbo_eval.py",
-    "solvers/optimize/cbo.py", "solvers/qubo/moments.py",
+    "solvers/optimize/cbo.py",
     "solvers/transport/_lightsb_result.py",
 }
 

@@ -164,16 +164,16 @@ def test_results_do_not_depend_on_the_number_of_threads():
 
 def test_default_beta_range_closed_form():
     """No couplings: every field is ``a_i`` at every state. With ``n`` bits of cost ``d``
-    the equations of the default range give ``ln 2 / d`` and ``ln(100 n) / d``."""
+    the equations of the default range give ``ln(1 / 0.3) / d`` and ``ln(100 n) / d``."""
     for n, d in ((5, 1.0), (40, 3.5)):
         hot, cold = default_beta_range(np.diag(np.full(n, d)))
-        assert hot == pytest.approx(math.log(2.0) / d, rel=1e-9)
+        assert hot == pytest.approx(math.log(1.0 / 0.3) / d, rel=1e-9)
         assert cold == pytest.approx(math.log(100.0 * n) / d, rel=1e-9)
     # two step sizes: the cold end solves n1 exp(-b) + n2 exp(-10 b) = 0.01
     a = np.array([1.0] * 3 + [10.0] * 30)
     hot, cold = default_beta_range(np.diag(a))
     assert 3 * math.exp(-cold) + 30 * math.exp(-10 * cold) == pytest.approx(0.01, rel=1e-6)
-    assert np.mean(np.exp(-hot * a)) == pytest.approx(0.5, rel=1e-6)
+    assert np.mean(np.exp(-hot * a)) == pytest.approx(0.3, rel=1e-6)
     assert default_beta_range(np.zeros((4, 4))) == (1.0, 1.0)
     assert default_beta_range(np.zeros((0, 0))) == (1.0, 1.0)
 
@@ -193,7 +193,7 @@ def test_default_beta_range_reads_the_greedy_fields():
     X = np.random.default_rng(0).integers(0, 2, size=(_schedule.N_STATES, n)).astype(float)
     fields = np.abs(a + X @ W)
     nonzero = fields[fields > 0]
-    assert np.mean(np.exp(-hot * nonzero)) == pytest.approx(0.5, rel=1e-6)
+    assert np.mean(np.exp(-hot * nonzero)) == pytest.approx(_schedule.HOT_ACCEPTANCE, rel=1e-6)
     for x in X:
         for _ in range(_schedule.GREEDY_SWEEPS):
             for i in range(n):

@@ -28,7 +28,7 @@ N_STATES = 8
 #: greedy (zero-temperature) sweeps that bring them to the low-energy landscape
 GREEDY_SWEEPS = 16
 #: mean acceptance probability of an uphill move at a random state, at ``beta_hot``
-HOT_ACCEPTANCE = 0.5
+HOT_ACCEPTANCE = 0.3
 #: expected number of accepted uphill moves per sweep at a local minimum, at ``beta_cold``
 COLD_UPHILL = 0.01
 #: fields are subsampled to this many values before the beta equations are solved

@@ -68,8 +68,9 @@ def default_beta_range(Q, c=None, *, vartype=None, backend="auto"):
     sizes ``|h_i|`` are the energy changes of single flips:
 
     - ``beta_hot``: at 8 uniform random states, an uphill move is accepted with
-      probability 1/2 on average (``mean exp(-beta |h_i|) = 0.5`` over the nonzero
-      fields), so the anneal starts where most moves are accepted;
+      probability 0.3 on average (``mean exp(-beta |h_i|) = 0.3`` over the nonzero
+      fields), so the anneal starts where uphill moves are common but the chain is no
+      longer a random walk;
     - ``beta_cold``: after 16 greedy sweeps from those states (near the local minima where
       annealing ends), the expected number of accepted uphill moves in one sweep,
       ``sum_i exp(-beta |h_i|)``, is 0.01. The smallest nonzero energy change ``d_min``
@@ -115,14 +116,14 @@ def default_beta_range(Q, c=None, *, vartype=None, backend="auto"):
     Examples
     --------
     An antiferromagnetic ring of 6 spins, where a flip changes the energy by 0 or 4:
-    ``beta_hot = ln 2 / 4``, and ``beta_cold`` is close to ``ln(6 / 0.01) / 4 = 1.60``
+    ``beta_hot = ln(1 / 0.3) / 4``, and ``beta_cold`` is close to ``ln(6 / 0.01) / 4 = 1.60``
     (lower: some sampled states keep a pair of domain walls, whose spins flip for free):
 
     >>> from solvers.qubo.anneal import default_beta_range
     >>> ring = {(i, (i + 1) % 6): 1.0 for i in range(6)}
     >>> hot, cold = default_beta_range(ring, vartype="spin")
     >>> round(hot, 3), round(cold, 3)
-    (0.173, 1.426)
+    (0.301, 1.426)
     """
     q = parse_qubo(Q, c, 0.0, vartype, allow_stack=False)
     qb = to_binary(q)
@@ -226,7 +227,7 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype=None, n_rea
         The same as ``maxiter`` (the annealing name); give one, or both equal.
     beta_range : (float, float), optional
         ``(beta_hot, beta_cold)``; default from :func:`default_beta_range`: hot enough that
-        half the uphill moves at a random state are accepted, cold enough that the last
+        30% of the uphill moves at a random state are accepted, cold enough that the last
         sweeps accept about one uphill move in a hundred sweeps, both read from the local
         fields of the problem.
     beta_schedule : {"geometric", "linear"} or array_like

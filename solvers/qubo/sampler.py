@@ -46,7 +46,7 @@ class QUBOSampler(dimod.Sampler):
     >>> from solvers.qubo import QUBOSampler
     >>> bqm = dimod.BinaryQuadraticModel({"a": 1.0}, {("a", "b"): -2.0}, 0.0, "SPIN")
     >>> sampleset = QUBOSampler().sample(bqm, num_reads=4, seed=0)
-    >>> sampleset.first.energy, len(sampleset)
+    >>> float(sampleset.first.energy), len(sampleset)
     (-3.0, 4)
     """
 
