@@ -147,6 +147,9 @@ for Qin in (sps.csr_matrix(Q.astype(float)), Q.astype(float)):
     for target in (None, t):
         r = minimize_qubo(Qin, n_reads=70, n_sweeps=120, rng=1, f_target=target)
         out.append(r.samples.tobytes() + r.energies.tobytes())
+    hard = float(np.sort(full.energies)[0])  # Luby restarts (no sweep count given)
+    r = minimize_qubo(Qin, rng=2, f_target=hard, n_reads=200)
+    out.append(r.samples.tobytes() + r.energies.tobytes() + bytes([r.status]))
 print(hashlib.sha256(b"".join(out)).hexdigest())
 """
 
@@ -160,6 +163,29 @@ def test_results_do_not_depend_on_the_number_of_threads():
                              capture_output=True, text=True)
         digests.add(out.stdout.strip())
     assert len(digests) == 1
+
+
+def test_luby_restarts_with_a_target():
+    from solvers.qubo._anneal_run import luby
+
+    assert [luby(i) for i in range(1, 16)] == [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]
+    Q = _integer_sparse(5, 1.0, 13)
+    never = minimize_qubo(Q, rng=0, f_target=-1e9)  # 1024 reads, 128 groups of Luby lengths
+    assert never.samples.shape == (1024, 5) and not never.success
+    assert never.nfev == 1000 * sum(luby(i) for i in range(1, 129)) * GROUP * 5
+    assert never.nit == 1000 * luby(128)
+    # a target: the kept groups ran 1000 * luby(g + 1) sweeps, the last one up to its stop
+    S = sps.csr_matrix(_integer_sparse(80, 0.08, 14, -5, 5))
+    best = minimize_qubo(S, n_reads=32, n_sweeps=3000, rng=1).fun
+    res = minimize_qubo(S, rng=5, f_target=best)
+    k = res.samples.shape[0] // GROUP
+    assert res.status == 3 and res.nit <= 1000 * luby(k)
+    assert res.nfev == 80 * GROUP * (1000 * sum(luby(i) for i in range(1, k)) + res.nit)
+    for other in (minimize_qubo(S.toarray(), rng=5, f_target=best, backend="numpy"),
+                  minimize_qubo(S, rng=5, f_target=best, workers=map)):
+        np.testing.assert_array_equal(other.samples, res.samples)
+    fixed = minimize_qubo(S, rng=5, f_target=best, maxiter=1000, n_reads=64)
+    assert fixed.nfev == 80 * (fixed.samples.shape[0] - GROUP) * 1000 + 80 * GROUP * fixed.nit
 
 
 def test_default_beta_range_closed_form():

@@ -50,13 +50,15 @@ def parallel_reads_ok(be):
     return be.name == "numba"
 
 
-def batch_groups(be):
-    """Groups a backend runs at once when reads may stop early (more only wastes work)."""
+def batch_groups(be, mixed=False):
+    """Groups a backend runs at once when reads may stop early (more only wastes work);
+    ``mixed``: groups with schedules of different lengths (only Numba runs those in one
+    call)."""
     if be.name == "numba":
         import numba
 
         return numba.get_num_threads()
-    return 1 if be.name == "generic" else 1 << 30
+    return 1 if be.name == "generic" or mixed else 1 << 30
 
 
 def update_stops(stops, hit, t):

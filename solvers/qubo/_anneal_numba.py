@@ -93,9 +93,12 @@ def _sweep_dense(W, x, h, beta, start, counter):
 
 @jit
 def _group_dense(W, X, H, E, betas, t0, starts, n_real, target, stops, g):
-    """Sweeps of the reads of group ``g`` (rows of ``X``, ``H``, ``E``, ``starts``)."""
+    """Sweeps of the reads of group ``g`` (rows of ``X``, ``H``, ``E``, ``starts``); the
+    schedule ``betas`` ends early at a NaN."""
     n = X.shape[1]
     for t in range(betas.shape[0]):
+        if np.isnan(betas[t]):
+            break
         counter = (t0 + t) * n
         for r in range(n_real):  # padding rows stay as they are
             E[r] += _sweep_dense(W, X[r], H[r], betas[t], starts[r], counter)
@@ -108,15 +111,17 @@ def _group_dense(W, X, H, E, betas, t0, starts, n_real, target, stops, g):
 
 @jit_parallel
 def anneal_dense(W, X, H, E, betas, t0, starts, n_real, target, stops):
-    """Sweeps ``t0, ..., t0 + len(betas) - 1`` of every running group, in place.
+    """Sweeps ``t0, t0 + 1, ...`` of every running group, in place.
 
     ``X``, ``H``: ``(n_groups * GROUP, n)``; ``E``, ``starts``: ``(n_groups * GROUP,)``;
-    ``n_real``, ``stops``: ``(n_groups,)``.
+    ``n_real``, ``stops``: ``(n_groups,)``; ``betas``: ``(1, sweeps)`` for all groups or
+    ``(n_groups, sweeps)``, one schedule per group (NaN-padded when shorter).
     """
     for g in prange(stops.shape[0]):
         if stops[g] == RUNNING:
             lo, hi = g * GROUP, (g + 1) * GROUP
-            stops[g] = _group_dense(W, X[lo:hi], H[lo:hi], E[lo:hi], betas, t0,
+            row = betas[g] if betas.shape[0] > 1 else betas[0]
+            stops[g] = _group_dense(W, X[lo:hi], H[lo:hi], E[lo:hi], row, t0,
                                     starts[lo:hi], n_real[g], target, stops, g)
 
 
@@ -166,6 +171,8 @@ def _group_csr(indptr, indices, data, X, H, E, betas, t0, starts, n_real, target
     U = np.empty((n, lanes))
     M = np.empty(lanes, dtype=H.dtype)
     for t in range(betas.shape[0]):
+        if np.isnan(betas[t]):
+            break
         _draw_lanes(U, starts, (t0 + t) * n)
         _sweep_lanes(indptr, indices, data, X, H, E, U, M, betas[t])
         if _group_hit(E, n_real, target):
@@ -181,7 +188,8 @@ def anneal_csr(indptr, indices, data, X, H, E, betas, t0, starts, n_real, target
     ``E``, ``starts`` ``(n_groups, GROUP)``."""
     for g in prange(stops.shape[0]):
         if stops[g] == RUNNING:
-            stops[g] = _group_csr(indptr, indices, data, X[g], H[g], E[g], betas, t0,
+            row = betas[g] if betas.shape[0] > 1 else betas[0]
+            stops[g] = _group_csr(indptr, indices, data, X[g], H[g], E[g], row, t0,
                                   starts[g], n_real[g], target, stops, g)
 
 
@@ -337,19 +345,20 @@ class NumbaChains:
 
     def sweep(self, betas, target=None):
         """Run one sweep per entry of ``betas`` on every running group; with ``target``,
-        a group stops at the end of the first sweep at which a read reaches it."""
+        a group stops at the end of the first sweep at which a read reaches it. ``betas``
+        may also be ``(n_groups, sweeps)``: one schedule per group, NaN-padded."""
         betas = np.ascontiguousarray(betas, dtype=np.float64)
         goal = -np.inf if target is None else float(target) - self.c0
-        args = (self.X, self.H, self.E, betas, np.int64(self.t), self._lanes(self.starts),
-                self.n_real, goal, self.stops)
-        if self.dense and target is None:
+        args = (self.X, self.H, self.E, np.atleast_2d(betas), np.int64(self.t),
+                self._lanes(self.starts), self.n_real, goal, self.stops)
+        if self.dense and target is None and betas.ndim == 1:
             anneal_dense_reads(self.Wk, self.X, self.H, self.E, betas, np.int64(self.t),
                                self.starts, self.n_reads)
         elif self.dense:
             anneal_dense(self.Wk, *args)
         else:
             anneal_csr(*self.csr, *args)
-        self.t += betas.shape[0]
+        self.t += betas.shape[-1]
 
     def descend(self):
         """Steepest descent of every read to a 1-flip local minimum (exact couplings)."""

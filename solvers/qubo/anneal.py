@@ -19,20 +19,18 @@ counter-based generator seeded once from ``rng``, so a result depends neither on
 nor on the number of threads nor on how the reads are split over ``workers``.
 """
 import os
-from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sps
 
 from .._lib import (
-    Progress, Status, call_callback, check_choice, check_int, check_positive, check_rng,
-    make_result, resolve_backend, to_host,
+    Status, call_callback, check_choice, check_int, check_positive, check_rng, make_result,
+    resolve_backend, to_host,
 )
-from .._lib.parallel import check_workers, collect
+from .._lib.parallel import check_workers
 from .._lib.validation import check_callback
-from ._anneal_kernels import (
-    GROUP, RUNNING, batch_groups, first_stop, make_chains, parallel_reads_ok,
-)
+from ._anneal_kernels import GROUP, make_chains, parallel_reads_ok
+from ._anneal_run import Run, Schedule
 from ._input import parse_qubo, to_binary
 from ._schedule import beta_range_from_fields, sample_fields
 
@@ -139,16 +137,9 @@ def _beta_range_from_parts(be, a, W):
     return beta_range_from_fields(hot, cold)
 
 
-def _schedule(beta_range, n_sweeps, kind):
-    hot, cold = beta_range
-    if n_sweeps == 1:
-        return np.array([cold])
-    if kind == "geometric":
-        return np.geomspace(hot, cold, n_sweeps)
-    return np.linspace(hot, cold, n_sweeps)
-
-
-def _check_betas(beta_schedule, beta_range, n_sweeps, default):
+def _check_schedule(beta_schedule, beta_range, n_sweeps, default, restarts):
+    """The :class:`Schedule`; ``default()`` gives the default beta range (computed only
+    when needed); ``restarts``: Luby restarts unless the schedule is an explicit list."""
     if beta_schedule is not None and not isinstance(beta_schedule, str):
         try:
             betas = np.asarray(beta_schedule, dtype=np.float64)
@@ -160,7 +151,7 @@ def _check_betas(beta_schedule, beta_range, n_sweeps, default):
                              f"of inverse temperatures, got shape {betas.shape}")
         if not np.all(betas >= 0) or np.any(np.isnan(betas)):
             raise ValueError("beta_schedule values must be >= 0 (inf allowed: greedy sweeps)")
-        return betas
+        return Schedule("explicit", (betas[0], betas[-1]), betas.size, betas, False)
     kind = check_choice("geometric" if beta_schedule is None else beta_schedule, SCHEDULES,
                         "beta_schedule")
     if beta_range is None:
@@ -172,7 +163,7 @@ def _check_betas(beta_schedule, beta_range, n_sweeps, default):
         if beta_range[0] > beta_range[1]:
             raise ValueError("beta_range must be (beta_hot, beta_cold) with beta_hot <= "
                              f"beta_cold (annealing cools), got {beta_range}")
-    return _schedule(beta_range, n_sweeps, kind)
+    return Schedule(kind, tuple(beta_range), n_sweeps, None, restarts)
 
 
 def _check_target(f_target):
@@ -189,7 +180,7 @@ def _check_target(f_target):
     return value
 
 
-def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype=None, n_reads=16,
+def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype=None, n_reads=None,
                   maxiter=None, n_sweeps=None, beta_range=None, beta_schedule="geometric",
                   x0=None, polish=True, f_target=None, coupling_dtype=None, rng=None,
                   backend="auto", workers=1, callback=None, progress=False):
@@ -218,11 +209,16 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype=None, n_rea
         ``"binary"``; a BinaryQuadraticModel brings its own, and a vartype given with one
         must agree with it (``ValueError`` otherwise: convert the model with
         ``bqm.change_vartype``).
-    n_reads : int
-        Independent annealing runs (run in parallel).
+    n_reads : int, optional
+        Independent annealing runs (run in parallel, in groups of 8); default 16, or at most
+        1024 with ``f_target`` (the run stops at the first group that reaches it).
     maxiter : int, optional
         Sweeps per read (one sweep proposes a flip of every variable once, in order);
-        default 1000. Ignored when ``beta_schedule`` is an explicit sequence.
+        default 1000. Ignored when ``beta_schedule`` is an explicit sequence. With
+        ``f_target`` and no sweep count, group ``g`` runs ``1000 * L(g + 1)`` sweeps, with
+        ``L`` Luby's restart sequence ``1, 1, 2, 1, 1, 2, 4, 1, 1, 2, ...``: an easy target
+        costs short schedules only and a hard one gets ever longer ones (within a log
+        factor of the best fixed length; M. Luby, A. Sinclair, D. Zuckerman, 1993).
     n_sweeps : int, optional
         The same as ``maxiter`` (the annealing name); give one, or both equal.
     beta_range : (float, float), optional
@@ -243,7 +239,8 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype=None, n_rea
         ``<= f_target`` (from the incremental fields, so within round-off for non-integer
         weights), and the run returns the groups up to and including the first group that
         stopped (``samples`` then holds fewer than ``n_reads`` reads). Which reads are
-        returned does not depend on the number of threads or workers.
+        returned does not depend on the number of threads or workers. With a callback,
+        every group runs the same ``maxiter`` sweeps.
     coupling_dtype : {None, "float32", "float64"}
         Numba backend: precision of the couplings the annealing sweeps read (the fields
         are always accumulated in float64; the final descent and the energies use float64
@@ -320,6 +317,8 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype=None, n_rea
        annealing", Science 220 (1983).
     .. [2] S. V. Isakov, I. N. Zintchenko, T. F. Ronnow, M. Troyer, "Optimised simulated
        annealing for Ising spin glasses", Comput. Phys. Commun. 192 (2015).
+    .. [3] M. Luby, A. Sinclair, D. Zuckerman, "Optimal speedup of Las Vegas algorithms",
+       Inf. Process. Lett. 47 (1993).
 
     Examples
     --------
@@ -334,16 +333,20 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype=None, n_rea
     Q, c = _split_qubo(Q, c)
     if coupling_dtype is not None:
         check_choice(coupling_dtype, ("float32", "float64"), "coupling_dtype")
-    n_reads = check_int(n_reads, "n_reads", minimum=1)
-    n_sweeps = _check_sweeps(maxiter, n_sweeps)
     target = _check_target(f_target)
+    if n_reads is None:
+        n_reads = 16 if target is None else 1024
+    n_reads = check_int(n_reads, "n_reads", minimum=1)
+    sweeps_given = maxiter is not None or n_sweeps is not None
+    n_sweeps = _check_sweeps(maxiter, n_sweeps)
     q = parse_qubo(Q, c, offset, vartype, allow_stack=False)
     qb = to_binary(q)
     be = resolve_backend(backend, q.xp)
     a, W, c0 = _binary_parts(qb)
-    betas = _check_betas(beta_schedule, beta_range, n_sweeps,
-                         lambda: _beta_range_from_parts(be, a, W))
     check_callback(callback)
+    restarts = target is not None and not sweeps_given and callback is None
+    schedule = _check_schedule(beta_schedule, beta_range, n_sweeps,
+                               lambda: _beta_range_from_parts(be, a, W), restarts)
     pmap = check_workers(workers)
     if pmap is not None and (callback is not None or not parallel_reads_ok(be)):
         raise ValueError("workers needs callback=None and the Numba backend (numpy input); "
@@ -352,12 +355,13 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype=None, n_rea
     X0 = _initial_states(x0, n_reads, qb.n, q.vartype, gen)
     base = int(gen.integers(0, 2**63))  # seeds read r's stream r (see _lib._prng)
     single = (qb.n >= 256) if coupling_dtype is None else coupling_dtype == "float32"
-    run = _Run(be, a, W, c0, betas, bool(polish), single, target)
+    run = Run(be, a, W, c0, schedule, bool(polish), single, target)
+    out = _Output(be, q)
     if pmap is None:
-        parts, status = run.serial(X0, base, callback, progress, _Output(be, q))
+        parts, status = run.serial(X0, base, callback, progress, out)
     else:
         parts, status = run.pieces(pmap, X0, base, _n_pieces(workers, n_reads)), None
-    return _Output(be, q).result(run.merge(parts), status, target, betas)
+    return out.result(run.merge(parts), status, target, schedule.betas())
 
 
 def _check_sweeps(maxiter, n_sweeps):
@@ -376,107 +380,6 @@ def _n_pieces(workers, n_reads):
         return groups
     k = (os.cpu_count() or 1) if workers == -1 else int(workers)
     return max(1, min(k, groups))
-
-
-class _Part(NamedTuple):
-    """Reads of one chains object: samples, energies, group stops, sweeps run."""
-
-    X: object
-    energies: object
-    stops: np.ndarray
-    sweeps: int
-
-
-class _Merged(NamedTuple):
-    X: object
-    energies: object
-    reached: bool
-    nit: int
-    nfev: int
-
-
-class _Run:
-    """One annealing problem: the binary form, the schedule and the kernel options."""
-
-    def __init__(self, be, a, W, c0, betas, polish, single, target):
-        self.be, self.a, self.W, self.c0 = be, a, W, c0
-        self.betas, self.polish, self.single = betas, polish, single
-        self.target = target
-
-    def chains(self, X0, base, first=0):
-        return make_chains(self.be, self.a, self.W, self.c0, X0, base, first, self.single)
-
-    def serial(self, X0, base, callback, progress, out):
-        """All reads here. Returns the parts and the callback's status (or None)."""
-        if callback is None and not progress:
-            return self.batches(X0, base), None
-        chains = self.chains(X0, base)
-        total, status = self.betas.shape[0], None
-        with Progress(total, "anneal", enabled=progress) as bar:
-            for lo, hi in _pieces(total, progress, callback is not None):
-                chains.sweep(self.betas[lo:hi], self.target)
-                bar.update(hi - lo)
-                if callback is not None and out.report(callback, chains, hi):
-                    status = Status.CALLBACK
-                    break
-                if _decided(chains.stops):
-                    break
-        if self.polish and status is None:
-            chains.descend()
-        return [_Part(*chains.finish(), chains.stops.copy(), chains.t)], status
-
-    def batches(self, X0, base, first=0):
-        """Reads in batches of groups, in order, until a group reaches the target (one
-        batch of all reads without a target)."""
-        size = X0.shape[0] if self.target is None else batch_groups(self.be) * GROUP
-        parts = []
-        for lo in range(0, X0.shape[0], size):
-            chains = self.chains(X0[lo:lo + size], base, first + lo)
-            chains.sweep(self.betas, self.target)
-            if self.polish:
-                chains.descend()
-            parts.append(_Part(*chains.finish(), chains.stops.copy(), chains.t))
-            if first_stop(chains.stops) is not None:
-                break
-        return parts
-
-    def pieces(self, pmap, X0, base, n_pieces):
-        """Split the groups into ``n_pieces`` runs of :func:`_anneal_piece` via ``pmap``."""
-        groups = -(-X0.shape[0] // GROUP)
-        bounds = np.minimum(np.linspace(0, groups, n_pieces + 1).astype(int) * GROUP,
-                            X0.shape[0])
-        tasks = [(self.a, self.W, self.c0, self.betas, X0[lo:hi], base, int(lo),
-                  self.polish, self.single, self.target)
-                 for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
-        return [part for parts in collect(pmap, _anneal_piece, tasks) for part in parts]
-
-    def merge(self, parts):
-        """The reads up to the first group that reached the target (all without one)."""
-        xp = self.be.xp
-        stops = np.concatenate([p.stops for p in parts])
-        X = parts[0].X if len(parts) == 1 else xp.concat([p.X for p in parts])
-        E = parts[0].energies if len(parts) == 1 else xp.concat([p.energies for p in parts])
-        hit = first_stop(stops)
-        keep = X.shape[0] if hit is None else min(X.shape[0], (hit + 1) * GROUP)
-        ran = max(p.sweeps for p in parts)
-        sweeps = np.where(stops >= 0, stops, ran)[:-(-keep // GROUP)]
-        reads = np.minimum(GROUP, keep - GROUP * np.arange(sweeps.shape[0]))
-        nit = int(sweeps[hit]) if hit is not None else ran
-        return _Merged(X[:keep, ...], E[:keep], hit is not None, nit,
-                       int(np.sum(sweeps * reads)) * int(X.shape[-1]))
-
-
-def _decided(stops):
-    """True once a group reached the target and no lower group is still running."""
-    hit = first_stop(stops)
-    return hit is not None and not np.any(stops[:hit] == RUNNING)
-
-
-def _anneal_piece(task):
-    """Anneal one piece of the reads with the Numba chains (runs in a worker process)."""
-    a, W, c0, betas, X0, base, first, polish, single, target = task
-    run = _Run(resolve_backend("numba", np), a, W, c0, betas, polish, single, target)
-    return run.batches(X0, base, first)
 
 
 class _Output:
@@ -530,16 +433,6 @@ def _initial_states(x0, n_reads, n, vartype, gen):
                          f"vartype={vartype!r}")
     X0 = (x0 + 1) // 2 if vartype == "spin" else x0
     return np.ascontiguousarray(X0, dtype=np.int8)
-
-
-def _pieces(total, progress, every_sweep):
-    """Sweep ranges per kernel call: one per sweep with a callback, ~50 with a bar, else 1."""
-    if every_sweep:
-        return [(s, s + 1) for s in range(total)]
-    if not progress:
-        return [(0, total)]
-    step = max(1, total // 50)
-    return [(s, min(s + step, total)) for s in range(0, total, step)]
 
 
 def _split_qubo(Q, c):
