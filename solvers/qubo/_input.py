@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sps
 
 from .._lib import array_namespace, as_float_array, check_finite
+from .._lib.params import Constraint
 
 VARTYPES = ("binary", "spin")
 _VARTYPE_SETS = {frozenset((0, 1)): "binary", frozenset((-1, 1)): "spin"}
@@ -46,6 +47,25 @@ def check_vartype(vartype):
             return found
     raise ValueError(f"vartype must be 'binary' or 'spin' (dimod's 'BINARY' / 'SPIN' and "
                      f"the sets {{0, 1}} / {{-1, 1}} also work), got {vartype!r}")
+
+
+class Vartype(Constraint):
+    """Option-spec constraint of ``vartype`` (normalized by :func:`check_vartype`)."""
+
+    kind = "str"
+
+    def check(self, value, name):
+        return check_vartype(value)
+
+    def invalid_values(self):
+        return {"str": "ternary", "int": 3, "set": frozenset((0, 2))}
+
+    def describe(self):
+        return '"binary" or "spin"'
+
+
+#: the ``vartype`` option (``None``: binary, or the vartype of a BinaryQuadraticModel)
+VARTYPE = Vartype()
 
 
 class Qubo(NamedTuple):

@@ -24,14 +24,16 @@ import numpy as np
 import scipy.sparse as sps
 
 from .._lib import (
-    Status, call_callback, check_choice, check_int, check_positive, check_rng, make_result,
+    Status, call_callback, check_choice, check_positive, check_rng, make_result,
     resolve_backend, to_host,
 )
 from .._lib.parallel import check_workers
-from .._lib.validation import check_callback
+from .._lib.params import (
+    BACKEND, CALLBACK, COUNT, FLAG, SEED, WORKERS, Choice, Constraint, Options, Param, Real,
+)
 from ._anneal_kernels import GROUP, make_chains, parallel_reads_ok
 from ._anneal_run import Run, Schedule
-from ._input import parse_qubo, to_binary
+from ._input import VARTYPE, parse_qubo, to_binary
 from ._schedule import beta_range_from_fields, sample_fields
 
 __all__ = ["minimize_qubo", "default_beta_range"]
@@ -59,6 +61,14 @@ def _binary_parts(qb):
     return a, W, float(qb.offset)
 
 
+RANGE_OPTIONS = Options(
+    "BetaRangeOptions",
+    Param("vartype", VARTYPE, None, "binary or spin variables"),
+    Param("backend", BACKEND, "auto", "where the greedy sweeps run"),
+)
+
+
+@RANGE_OPTIONS.entry
 def default_beta_range(Q, c=None, *, vartype=None, backend="auto"):
     r"""The default ``(beta_hot, beta_cold)`` of :func:`minimize_qubo`.
 
@@ -123,10 +133,11 @@ def default_beta_range(Q, c=None, *, vartype=None, backend="auto"):
     >>> round(hot, 3), round(cold, 3)
     (0.301, 1.426)
     """
-    q = parse_qubo(Q, c, 0.0, vartype, allow_stack=False)
+    cfg = RANGE_OPTIONS.validate(vartype=vartype, backend=backend)
+    q = parse_qubo(Q, c, 0.0, cfg.vartype, allow_stack=False)
     qb = to_binary(q)
     a, W, _ = _binary_parts(qb)
-    return _beta_range_from_parts(resolve_backend(backend, q.xp), a, W)
+    return _beta_range_from_parts(resolve_backend(cfg.backend, q.xp), a, W)
 
 
 def _beta_range_from_parts(be, a, W):
@@ -137,49 +148,81 @@ def _beta_range_from_parts(be, a, W):
     return beta_range_from_fields(hot, cold)
 
 
-def _check_schedule(beta_schedule, beta_range, n_sweeps, default, restarts):
+class _BetaRange(Constraint):
+    """``(beta_hot, beta_cold)``: two positive finite numbers, ``beta_hot <= beta_cold``."""
+
+    kind = "(float, float)"
+
+    def check(self, value, name):
+        if isinstance(value, str) or not hasattr(value, "__len__") or len(value) != 2:
+            raise ValueError(f"{name} must be (beta_hot, beta_cold), got {value!r}")
+        pair = tuple(check_positive(b, f"{name} entries") for b in value)
+        if pair[0] > pair[1]:
+            raise ValueError(f"{name} must be (beta_hot, beta_cold) with beta_hot <= "
+                             f"beta_cold (annealing cools), got {pair}")
+        return pair
+
+    def invalid_values(self):
+        return {"short": (1.0,), "decreasing": (2.0, 1.0), "zero": (0.0, 1.0),
+                "nan": (float("nan"), 1.0), "str": "hot"}
+
+
+class _BetaSchedule(Constraint):
+    """``"geometric"``, ``"linear"`` or a 1-D sequence of inverse temperatures ``>= 0``."""
+
+    kind = "str or array_like"
+
+    def check(self, value, name):
+        if isinstance(value, str):
+            return check_choice(value, SCHEDULES, name)
+        try:
+            betas = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be 'geometric', 'linear' or a sequence of real "
+                            f"inverse temperatures: {exc}") from None
+        if betas.ndim != 1 or betas.size == 0:
+            raise ValueError(f"{name} must be 'geometric', 'linear' or a 1-D sequence of "
+                             f"inverse temperatures, got shape {betas.shape}")
+        if not np.all(betas >= 0) or np.any(np.isnan(betas)):
+            raise ValueError(f"{name} values must be >= 0 (inf allowed: greedy sweeps)")
+        return betas
+
+    def invalid_values(self):
+        return {"choice": "cosine", "negative": [-1.0, 1.0], "matrix": [[1.0]], "empty": [],
+                "text": ["hot"]}
+
+
+OPTIONS = Options(
+    "AnnealOptions",
+    Param("method", Choice("anneal"), "anneal", "simulated annealing"),
+    Param("vartype", VARTYPE, None, "binary or spin variables"),
+    Param("n_reads", COUNT, None, "independent reads"),
+    Param("maxiter", COUNT, None, "sweeps per read"),
+    Param("n_sweeps", COUNT, None, "sweeps per read (the annealing name of maxiter)"),
+    Param("beta_range", _BetaRange(), None, "(beta_hot, beta_cold)"),
+    Param("beta_schedule", _BetaSchedule(), "geometric", "interpolation or every beta"),
+    Param("polish", FLAG, True, "finish with steepest descent"),
+    Param("f_target", Real(finite=False), None, "stop at this energy"),
+    Param("coupling_dtype", Choice("float32", "float64"), None, "dense sweep couplings"),
+    Param("rng", SEED, None, "random numbers"),
+    Param("backend", BACKEND, "auto", "which kernels run"),
+    Param("workers", WORKERS, 1, "processes or a map over the groups of reads"),
+    Param("callback", CALLBACK, None, "called after every sweep"),
+    Param("progress", FLAG, False, "progress bar on stderr"),
+)
+
+
+def _schedule_of(cfg, n_sweeps, default, restarts):
     """The :class:`Schedule`; ``default()`` gives the default beta range (computed only
     when needed); ``restarts``: Luby restarts unless the schedule is an explicit list."""
-    if beta_schedule is not None and not isinstance(beta_schedule, str):
-        try:
-            betas = np.asarray(beta_schedule, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError("beta_schedule must be 'geometric', 'linear' or a sequence of "
-                            f"real inverse temperatures: {exc}") from None
-        if betas.ndim != 1 or betas.size == 0:
-            raise ValueError("beta_schedule must be 'geometric', 'linear' or a 1-D sequence "
-                             f"of inverse temperatures, got shape {betas.shape}")
-        if not np.all(betas >= 0) or np.any(np.isnan(betas)):
-            raise ValueError("beta_schedule values must be >= 0 (inf allowed: greedy sweeps)")
+    if not isinstance(cfg.beta_schedule, str):
+        betas = cfg.beta_schedule
         return Schedule("explicit", (betas[0], betas[-1]), betas.size, betas, False)
-    kind = check_choice("geometric" if beta_schedule is None else beta_schedule, SCHEDULES,
-                        "beta_schedule")
-    if beta_range is None:
-        beta_range = default()
-    else:
-        if not hasattr(beta_range, "__len__") or len(beta_range) != 2:
-            raise ValueError(f"beta_range must be (beta_hot, beta_cold), got {beta_range!r}")
-        beta_range = tuple(check_positive(b, "beta_range entries") for b in beta_range)
-        if beta_range[0] > beta_range[1]:
-            raise ValueError("beta_range must be (beta_hot, beta_cold) with beta_hot <= "
-                             f"beta_cold (annealing cools), got {beta_range}")
-    return Schedule(kind, tuple(beta_range), n_sweeps, None, restarts)
+    beta_range = default() if cfg.beta_range is None else cfg.beta_range
+    return Schedule(cfg.beta_schedule, tuple(beta_range), n_sweeps, None, restarts)
 
 
-def _check_target(f_target):
-    if f_target is None:
-        return None
-    if isinstance(f_target, bool):
-        raise TypeError(f"f_target must be a real number, got {f_target!r}")
-    try:
-        value = float(f_target)
-    except (TypeError, ValueError):
-        raise TypeError(f"f_target must be a real number, got {f_target!r}") from None
-    if value != value:
-        raise ValueError("f_target must be a number, got NaN")
-    return value
-
-
+@OPTIONS.entry
 def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype=None, n_reads=None,
                   maxiter=None, n_sweeps=None, beta_range=None, beta_schedule="geometric",
                   x0=None, polish=True, f_target=None, coupling_dtype=None, rng=None,
@@ -329,45 +372,42 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype=None, n_rea
     >>> res.x.tolist(), res.fun
     ([1, 0, 1], -2.0)
     """
-    check_choice(method, ("anneal",), "method")
+    cfg = OPTIONS.validate(
+        method=method, vartype=vartype, n_reads=n_reads, maxiter=maxiter, n_sweeps=n_sweeps,
+        beta_range=beta_range, beta_schedule=beta_schedule, polish=polish, f_target=f_target,
+        coupling_dtype=coupling_dtype, rng=rng, backend=backend, workers=workers,
+        callback=callback, progress=progress)
     Q, c = _split_qubo(Q, c)
-    if coupling_dtype is not None:
-        check_choice(coupling_dtype, ("float32", "float64"), "coupling_dtype")
-    target = _check_target(f_target)
-    if n_reads is None:
-        n_reads = 16 if target is None else 1024
-    n_reads = check_int(n_reads, "n_reads", minimum=1)
-    sweeps_given = maxiter is not None or n_sweeps is not None
-    n_sweeps = _check_sweeps(maxiter, n_sweeps)
-    q = parse_qubo(Q, c, offset, vartype, allow_stack=False)
+    target = cfg.f_target
+    n_reads = cfg.n_reads or (16 if target is None else 1024)
+    n_sweeps = _check_sweeps(cfg.maxiter, cfg.n_sweeps)
+    q = parse_qubo(Q, c, offset, cfg.vartype, allow_stack=False)
     qb = to_binary(q)
-    be = resolve_backend(backend, q.xp)
+    be = resolve_backend(cfg.backend, q.xp)
     a, W, c0 = _binary_parts(qb)
-    check_callback(callback)
-    restarts = target is not None and not sweeps_given and callback is None
-    schedule = _check_schedule(beta_schedule, beta_range, n_sweeps,
-                               lambda: _beta_range_from_parts(be, a, W), restarts)
-    pmap = check_workers(workers)
+    restarts = target is not None and cfg.maxiter is None and cfg.n_sweeps is None \
+        and callback is None
+    schedule = _schedule_of(cfg, n_sweeps, lambda: _beta_range_from_parts(be, a, W),
+                            restarts)
+    pmap = check_workers(cfg.workers)
     if pmap is not None and (callback is not None or not parallel_reads_ok(be)):
         raise ValueError("workers needs callback=None and the Numba backend (numpy input); "
                          f"got callback={callback!r}, backend {be.name!r}")
-    gen = check_rng(rng)
+    gen = check_rng(cfg.rng)
     X0 = _initial_states(x0, n_reads, qb.n, q.vartype, gen)
     base = int(gen.integers(0, 2**63))  # seeds read r's stream r (see _lib._prng)
-    single = (qb.n >= 256) if coupling_dtype is None else coupling_dtype == "float32"
-    run = Run(be, a, W, c0, schedule, bool(polish), single, target)
+    single = (qb.n >= 256) if cfg.coupling_dtype is None else cfg.coupling_dtype == "float32"
+    run = Run(be, a, W, c0, schedule, cfg.polish, single, target)
     out = _Output(be, q)
     if pmap is None:
-        parts, status = run.serial(X0, base, callback, progress, out)
+        parts, status = run.serial(X0, base, callback, cfg.progress, out)
     else:
         parts, status = run.pieces(pmap, X0, base, _n_pieces(workers, n_reads)), None
     return out.result(run.merge(parts), status, target, schedule.betas())
 
 
 def _check_sweeps(maxiter, n_sweeps):
-    given = [check_int(v, name, minimum=1) for v, name in ((maxiter, "maxiter"),
-                                                           (n_sweeps, "n_sweeps"))
-             if v is not None]
+    given = [v for v in (maxiter, n_sweeps) if v is not None]
     if len(given) == 2 and given[0] != given[1]:
         raise ValueError(f"maxiter and n_sweeps are the same option (sweeps per read); got "
                          f"maxiter={given[0]} and n_sweeps={given[1]}")

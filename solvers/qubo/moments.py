@@ -32,8 +32,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._lib import Backend, as_float_array, check_finite, check_int
-from ._input import parse_qubo, to_binary
+from .._lib import Backend, as_float_array, check_finite
+from .._lib.params import Integer, Options, Param
+from ._input import VARTYPE, parse_qubo, to_binary
 
 __all__ = ["qubo_moments", "QuboMoments"]
 
@@ -90,6 +91,14 @@ class QuboMoments(NamedTuple):
         return self.var ** 0.5
 
 
+OPTIONS = Options(
+    "MomentsOptions",
+    Param("weight", Integer(low=0), None, "fixed Hamming weight"),
+    Param("vartype", VARTYPE, None, "binary or spin variables"),
+)
+
+
+@OPTIONS.entry
 def qubo_moments(Q, c=None, offset=0.0, *, p=None, weight=None, vartype=None):
     r"""Exact mean and variance of ``f(x) = x^T Q x + c^T x + offset`` for random ``x``.
 
@@ -153,14 +162,15 @@ def qubo_moments(Q, c=None, offset=0.0, *, p=None, weight=None, vartype=None):
     >>> round(qubo_moments(Q, weight=1).var, 12)   # f in {1, -1}
     1.0
     """
-    q = to_binary(parse_qubo(Q, c, offset, vartype))
+    cfg = OPTIONS.validate(weight=weight, vartype=vartype)
+    q = to_binary(parse_qubo(Q, c, offset, cfg.vartype))
     if p is not None and weight is not None:
         raise ValueError("give either p (independent bits) or weight (fixed Hamming weight), "
                          "not both")
     n = q.n
     if weight is not None:
-        k = check_int(weight, "weight")
-        if not 0 <= k <= n:
+        k = cfg.weight
+        if k > n:
             raise ValueError(f"weight must be in [0, n] = [0, {n}], got {k}")
         out = _slice_sparse(q, k) if q.sparse else _slice_dense(q, k)
     else:

@@ -9,9 +9,11 @@ import itertools
 
 import numpy as np
 
-from .._lib import OptimizeResult, check_choice, check_int
+from .._lib import OptimizeResult, check_int
 from .._lib import to_host
 from .._lib.parallel import check_workers, parallel_map, spawn_generators
+from .._lib.params import POSITIVE, SEED, WORKERS, Choice, Integer, Options, Param, Real
+from ._input import VARTYPE
 from .anneal import minimize_qubo
 from .scaling import METHODS, _objectives, as_objective, qubo_energy, scalarize, scale_qubos
 
@@ -251,6 +253,20 @@ def weight_grid(n_objectives, n_weights):
     return np.asarray(sorted(rows), dtype=np.float64) / h
 
 
+SWEEP_OPTIONS = Options(
+    "ParetoSweepOptions",
+    Param("scaling", Choice(*METHODS), "variance", "how objectives are scaled"),
+    Param("weight", Integer(low=0), None, "fixed Hamming weight of the measure"),
+    Param("vartype", VARTYPE, None, "binary or spin variables"),
+    Param("penalty_scale", (Choice("relative"), POSITIVE), "relative",
+          "penalty multiplier, or relative to the largest flip"),
+    Param("min_weight", Real(0.0, 1.0, high_open=True), 1e-3, "floor of every weight"),
+    Param("rng", SEED, None, "random numbers"),
+    Param("workers", WORKERS, 1, "processes or a map over the weight vectors"),
+)
+
+
+@SWEEP_OPTIONS.entry
 def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=None,
                  vartype=None, penalty=None, penalty_scale="relative", min_weight=1e-3,
                  reference=None, rng=None, workers=1, **solver_options):
@@ -348,8 +364,11 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
     >>> res.front[np.argsort(res.front[:, 0])].tolist()
     [[-6.0, 900.0], [-5.0, 400.0], [-3.0, 100.0], [0.0, 0.0]]
     """
-    check_choice(scaling, METHODS, "scaling")
-    parsed = _objectives(objectives, vartype)
+    cfg = SWEEP_OPTIONS.validate(scaling=scaling, weight=weight, vartype=vartype,
+                                 penalty_scale=penalty_scale, min_weight=min_weight, rng=rng,
+                                 workers=workers)
+    scaling, penalty_scale, min_weight = cfg.scaling, cfg.penalty_scale, cfg.min_weight
+    parsed = _objectives(objectives, cfg.vartype)
     vartype = parsed[0].vartype
     k = len(parsed)
     W = _weight_vectors(weights, k)
@@ -358,14 +377,6 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
     if penalty is not None:
         penalty = as_objective(penalty, vartype)
         penalty = (penalty.Q, penalty.c, penalty.offset)
-        if not (penalty_scale == "relative" or (
-                isinstance(penalty_scale, (int, float)) and not isinstance(penalty_scale, bool)
-                and 0 < penalty_scale < np.inf)):
-            raise ValueError("penalty_scale must be 'relative' or a positive number, "
-                             f"got {penalty_scale!r}")
-    if not (isinstance(min_weight, (int, float)) and 0 <= min_weight < 1):
-        raise ValueError(f"min_weight must be in [0, 1), got {min_weight!r}")
-    check_workers(workers)  # a bad value fails before any solve
     if "workers" in solver_options or "callback" in solver_options:
         raise TypeError("pareto_sweep takes workers itself and no callback; pass them "
                         "neither in solver_options")

@@ -19,13 +19,23 @@ objective and a weight sweep covers the Pareto front unevenly. ``scale_qubos`` p
 import numpy as np
 import scipy.sparse as sps
 
-from .._lib import check_choice, to_host
-from ._input import parse_qubo
+from .._lib import to_host
+from .._lib.params import Choice, Integer, Options, Param
+from ._input import VARTYPE, parse_qubo
 from .moments import qubo_moments
 
 __all__ = ["scale_qubos", "scalarize", "qubo_energy", "as_objective"]
 
 METHODS = ("variance", "maxabs", "none")
+
+SCALE_OPTIONS = Options(
+    "ScaleOptions",
+    Param("method", Choice(*METHODS), "variance", "how objectives are scaled"),
+    Param("weight", Integer(low=0), None, "fixed Hamming weight of the measure"),
+    Param("vartype", VARTYPE, None, "binary or spin variables"),
+)
+VARTYPE_OPTIONS = Options("VartypeOptions",
+                          Param("vartype", VARTYPE, None, "binary or spin variables"))
 
 
 def as_objective(obj, vartype=None):
@@ -131,6 +141,7 @@ def _maxabs(q):
                      float(xp.max(xp.abs(lin))) if n else 0.0))
 
 
+@SCALE_OPTIONS.entry
 def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype=None):
     r"""Scale QUBO objectives to a common scale.
 
@@ -186,7 +197,8 @@ def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype=N
     >>> round(qubo_moments(*scaled[1]).var, 12)
     1.0
     """
-    check_choice(method, METHODS, "method")
+    cfg = SCALE_OPTIONS.validate(method=method, weight=weight, vartype=vartype)
+    method, vartype = cfg.method, cfg.vartype
     parsed = _objectives(objectives, vartype)
     scales = []
     for k, q in enumerate(parsed):
@@ -206,6 +218,7 @@ def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype=N
     return scaled, np.asarray(scales)
 
 
+@VARTYPE_OPTIONS.entry
 def scalarize(objectives, weights, *, vartype=None):
     """The weighted sum ``sum_k w_k f_k`` as one ``(Q, c, offset)`` triple.
 
@@ -252,6 +265,7 @@ def scalarize(objectives, weights, *, vartype=None):
     >>> Q.tolist(), c.tolist(), off
     ([[2.5, 2.0], [2.0, 2.5]], [0.5, 0.5], 0.5)
     """
+    vartype = VARTYPE_OPTIONS.validate(vartype=vartype).vartype
     parsed = _objectives(objectives, vartype)
     w = np.asarray(weights)
     if np.iscomplexobj(w) or w.dtype.kind not in "biuf":
@@ -303,6 +317,7 @@ def _check_states(X, n, vartype, name="X"):
     return Xf
 
 
+@VARTYPE_OPTIONS.entry
 def qubo_energy(objective, X, *, vartype=None):
     """Evaluate one objective on samples ``X`` (``(m, n)`` or ``(n,)``) in its vartype.
 
@@ -350,6 +365,7 @@ def qubo_energy(objective, X, *, vartype=None):
     >>> qubo_energy((np.array([[1.0, 2.0], [0.0, -1.0]]), np.zeros(2), 3.0), [[1, 1], [0, 1]])
     array([5., 2.])
     """
+    vartype = VARTYPE_OPTIONS.validate(vartype=vartype).vartype
     q = _as_objective(objective, vartype, "objective")
     Xf = _check_states(X, q.n, q.vartype)
     single = Xf.ndim == 1
