@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 dimod = pytest.importorskip("dimod")
-import dimod.testing  # noqa: E402
 
 from solvers.qubo import QUBOSampler, minimize_qubo  # noqa: E402
 

@@ -12,7 +12,7 @@ host between launches on the ``n_reads`` tracked energies.
 import numpy as np
 
 from .._lib._prng import CUDA_SOURCE as _PRNG_SOURCE
-from ._anneal_kernels import GROUP, RUNNING, update_stops
+from ._anneal_groups import GROUP, RUNNING, update_stops
 
 SOURCE = _PRNG_SOURCE + r"""
 __device__ __forceinline__ double uniform_at(unsigned long long start, long long counter) {

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .._lib import _prng, to_host
-from ._anneal_kernels import GROUP, RUNNING, update_stops
+from ._anneal_groups import GROUP, RUNNING, update_stops
 
 _TWO53_INV = 1.0 / 9007199254740992.0
 

@@ -8,24 +8,15 @@ chains are the reference.
 
 Conventions every backend follows, so that a read gives the same samples everywhere:
 
-- reads are taken in groups of :data:`GROUP` consecutive reads; with a target energy, a
-  group stops at the end of the first sweep at which one of its reads is at or below it
-  (``stops[g]`` is then the number of sweeps the group ran), and a group that sees a
-  lower-numbered group stop may give up (``stops[g] = ABANDONED``: it will be discarded);
+- reads are taken in groups (see :mod:`._anneal_groups`);
 - the uniform that decides the proposal of bit ``i`` in sweep ``t`` (counted over the
   whole schedule) of read ``r`` is the output number ``t * n + i`` of stream ``r`` of the
   library's counter-based generator (:mod:`solvers._lib._prng`), so it does not depend on
   which proposals were accepted, on the number of threads or on how reads are batched.
 """
-import numpy as np
 import scipy.sparse as sps
 
 from .._lib.kernels import KernelTable
-
-#: reads per group (the Numba CSR kernel runs a group in lockstep, one SIMD lane per read)
-GROUP = 8
-#: ``stops`` entries: still running, or given up because a lower group reached the target
-RUNNING, ABANDONED = -1, -2
 
 KERNELS = KernelTable(
     __package__,
@@ -59,22 +50,3 @@ def batch_groups(be, mixed=False):
 
         return numba.get_num_threads()
     return 1 if be.name == "generic" or mixed else 1 << 30
-
-
-def update_stops(stops, hit, t):
-    """Group bookkeeping after sweep number ``t`` (host side, generic and CuPy chains):
-    running groups with a read in ``hit`` (bool per read) stop at ``t``; running groups
-    above the lowest stopped group are abandoned."""
-    for g in np.nonzero(stops == RUNNING)[0]:
-        if hit[g * GROUP:(g + 1) * GROUP].any():
-            stops[g] = t
-    stopped = np.nonzero(stops >= 0)[0]
-    if stopped.size:
-        above = np.arange(stops.shape[0]) > stopped[0]
-        stops[above & (stops == RUNNING)] = ABANDONED
-
-
-def first_stop(stops):
-    """Index of the lowest group that reached the target, or None."""
-    stopped = np.nonzero(np.asarray(stops) >= 0)[0]
-    return int(stopped[0]) if stopped.size else None

@@ -24,7 +24,7 @@ import scipy.sparse as sps
 
 from .._lib._prng import GOLDEN, next_uniform, stream_start
 from .._lib.numba_config import jit, jit_parallel, prange
-from ._anneal_kernels import ABANDONED, GROUP, RUNNING
+from ._anneal_groups import ABANDONED, GROUP, RUNNING
 
 #: ``beta * delta`` above which a move is always rejected (``exp(-40) ~ 4e-18`` is below
 #: the smallest uniform the generator returns, ``2**-54``)

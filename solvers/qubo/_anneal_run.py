@@ -14,7 +14,8 @@ import numpy as np
 
 from .._lib import Progress, Status, resolve_backend
 from .._lib.parallel import collect
-from ._anneal_kernels import GROUP, RUNNING, batch_groups, first_stop, make_chains
+from ._anneal_groups import GROUP, RUNNING, first_stop
+from ._anneal_kernels import batch_groups, make_chains
 
 
 def luby(i):

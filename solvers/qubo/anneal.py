@@ -31,7 +31,8 @@ from .._lib.parallel import check_workers
 from .._lib.params import (
     BACKEND, CALLBACK, COUNT, FLAG, SEED, WORKERS, Choice, Constraint, Options, Param, Real,
 )
-from ._anneal_kernels import GROUP, make_chains, parallel_reads_ok
+from ._anneal_groups import GROUP
+from ._anneal_kernels import make_chains, parallel_reads_ok
 from ._anneal_run import Run, Schedule
 from ._input import VARTYPE, parse_qubo, to_binary
 from ._schedule import beta_range_from_fields, sample_fields
@@ -296,8 +297,8 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype=None, n_rea
         ``"auto"``: Numba for numpy input, CuPy for cupy input, generic code otherwise.
     workers : int or map-like callable
         ``1`` runs in this process. An int ``k > 1`` (or ``-1``: all cores) splits the reads,
-        in whole groups of 8, into ``k`` pieces run by a pool of processes (started with the ``spawn`` method:
-        guard scripts with ``if __name__ == "__main__":``); a callable such as
+        in whole groups of 8, into ``k`` pieces run by a pool of processes (started with the
+        ``spawn`` method: guard scripts with ``if __name__ == "__main__":``); a callable such as
         ``Pool.map`` or dask's ``Client.map`` is called as ``workers(func, pieces)`` with
         one piece per group of 8 reads. The result is identical for every choice. Numba
         backend only.

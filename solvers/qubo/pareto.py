@@ -11,7 +11,7 @@ import numpy as np
 
 from .._lib import OptimizeResult, check_int
 from .._lib import to_host
-from .._lib.parallel import check_workers, parallel_map, spawn_generators
+from .._lib.parallel import parallel_map, spawn_generators
 from .._lib.params import POSITIVE, SEED, WORKERS, Choice, Integer, Options, Param, Real
 from ._input import VARTYPE
 from .anneal import minimize_qubo

@@ -11,7 +11,7 @@ except ImportError as exc:  # pragma: no cover - dimod is installed where this i
                       "pip install dimod (or the 'qubo' extra of solvers)") from exc
 import numpy as np
 
-from ._anneal_kernels import GROUP
+from ._anneal_groups import GROUP
 from ._input import is_bqm, refuse_other_dimod_models
 from .anneal import SCHEDULES, minimize_qubo
 
