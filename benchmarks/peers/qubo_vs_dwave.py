@@ -134,7 +134,7 @@ def time_to_target(solvers, name, config, bqm, seed, target, cap, seen):
         seen.append(energy)
         spent, k = spent + cpu, k + 1
         if energy <= target:
-            return spent
+            return spent if spent <= cap else math.inf
     return math.inf
 
 
