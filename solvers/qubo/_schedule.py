@@ -35,19 +35,19 @@ COLD_UPHILL = 0.01
 _MAX_FIELDS = 50_000
 
 
-def sample_fields(make, n, xp):
+def sample_fields(make, n):
     """``|h|`` at random states and after greedy sweeps, as host arrays.
 
     ``make(X0)`` builds chains for the initial states ``X0`` (int8, ``(N_STATES, n)``).
     """
     X0 = np.random.default_rng(0).integers(0, 2, size=(N_STATES, n)).astype(np.int8)
     chains = make(X0)
-    hot = _abs_fields(chains, xp)
+    hot = _abs_fields(chains)
     chains.sweep(np.full(GREEDY_SWEEPS, np.inf))
-    return hot, _abs_fields(chains, xp)
+    return hot, _abs_fields(chains)
 
 
-def _abs_fields(chains, xp):
+def _abs_fields(chains):
     X, _ = chains.current()
     return np.abs(to_host(chains.fields_of(X))).ravel()
 

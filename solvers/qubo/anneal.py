@@ -145,7 +145,7 @@ def _beta_range_from_parts(be, a, W):
     n = a.shape[0]
     if n == 0:
         return 1.0, 1.0
-    hot, cold = sample_fields(lambda X0: make_chains(be, a, W, 0.0, X0, 0), n, be.xp)
+    hot, cold = sample_fields(lambda X0: make_chains(be, a, W, 0.0, X0, 0), n)
     return beta_range_from_fields(hot, cold)
 
 
