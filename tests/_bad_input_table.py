@@ -632,6 +632,19 @@ def _methods(row_id, make, cover, specs):
     return rows
 
 
+def _qubo_sampler():
+    from solvers.qubo import QUBOSampler  # imports dimod: only when these rows run
+
+    return QUBOSampler
+
+
+def _spin_bqm():
+    import dimod
+
+    return dimod.BinaryQuadraticModel({0: 0.5, 1: -1.0}, {(0, 1): 1.5, (1, 2): -2.0}, 0.0,
+                                      "SPIN")
+
+
 def _method_call(make, name):
     return lambda **kw: getattr(make(), name)(**kw)
 
@@ -975,6 +988,11 @@ ROWS = [
     Row("dag.available_methods", available_methods_dag, dict,
         covers="solvers.dag.available_methods"),
     # ----------------------------------------------------------------------- qubo
+    Row("QUBOSampler", lambda: _qubo_sampler()(), dict, covers="solvers.qubo.QUBOSampler"),
+    Row("QUBOSampler.sample", lambda **kw: _qubo_sampler()().sample(**kw),
+        lambda: {"bqm": _spin_bqm(), "num_reads": 2, "num_sweeps": 20, "seed": 0},
+        covers="solvers.qubo.QUBOSampler.sample",  # the options: from the spec
+        out=lambda ss: [np.asarray(ss.record.energy, dtype=float)]),
     Row("QuboMoments", QuboMoments, lambda: {"mean": 1.0, "var": 2.0},
         {"var": "nonneg"}, covers="solvers.qubo.QuboMoments",
         overrides=_stores({"var": "nonneg"})),

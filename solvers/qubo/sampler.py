@@ -11,11 +11,24 @@ except ImportError as exc:  # pragma: no cover - dimod is installed where this i
                       "pip install dimod (or the 'qubo' extra of solvers)") from exc
 import numpy as np
 
+from .._lib.params import COUNT, FLAG, SEED, Choice, Options, Param, Real
 from ._anneal_groups import GROUP
 from ._input import is_bqm, refuse_other_dimod_models
 from .anneal import SCHEDULES, minimize_qubo
 
 __all__ = ["QUBOSampler"]
+
+#: the scalar parameters of ``sample`` under their dimod names (the rest are checked by
+#: ``minimize_qubo``, whose names they share)
+SAMPLE_OPTIONS = Options(
+    "QUBOSamplerOptions",
+    Param("num_reads", COUNT, None, "independent reads"),
+    Param("num_sweeps", COUNT, None, "sweeps per read"),
+    Param("beta_schedule_type", Choice(*SCHEDULES), "geometric", "beta interpolation"),
+    Param("polish", FLAG, True, "finish with steepest descent"),
+    Param("f_target", Real(finite=False), None, "stop at this energy"),
+    Param("seed", SEED, None, "random numbers"),
+)
 
 
 class QUBOSampler(dimod.Sampler):
@@ -62,6 +75,7 @@ class QUBOSampler(dimod.Sampler):
         """``beta_schedule_options`` and ``reads_per_group`` (see ``f_target``)."""
         return {"beta_schedule_options": SCHEDULES, "reads_per_group": GROUP}
 
+    @SAMPLE_OPTIONS.entry
     def sample(self, bqm, num_reads=None, num_sweeps=None, beta_range=None,
                beta_schedule_type="geometric", beta_schedule=None, polish=True,
                f_target=None, seed=None, initial_states=None, **kwargs):
@@ -104,17 +118,20 @@ class QUBOSampler(dimod.Sampler):
             ``beta_range``, the sweeps run (``num_sweeps``), ``status`` and ``message``.
         """
         self.remove_unknown_kwargs(**kwargs)
+        cfg = SAMPLE_OPTIONS.validate(num_reads=num_reads, num_sweeps=num_sweeps,
+                                      beta_schedule_type=beta_schedule_type, polish=polish,
+                                      f_target=f_target, seed=seed)
         if not is_bqm(bqm):
             refuse_other_dimod_models(bqm, "bqm")  # names the conversion to a BQM
             raise TypeError("QUBOSampler.sample takes a dimod.BinaryQuadraticModel (use "
                             f"sample_qubo / sample_ising for dicts), got {type(bqm).__name__}")
         variables = list(bqm.variables)
-        x0, num_reads = _initial_states(initial_states, variables, num_reads)
-        res = minimize_qubo(bqm, n_reads=16 if num_reads is None else num_reads,
-                            n_sweeps=num_sweeps, beta_range=beta_range,
-                            beta_schedule=beta_schedule_type if beta_schedule is None
-                            else beta_schedule, polish=polish, f_target=f_target, rng=seed,
-                            x0=x0)
+        x0, num_reads = _initial_states(initial_states, variables, cfg.num_reads)
+        res = minimize_qubo(bqm, n_reads=num_reads, n_sweeps=cfg.num_sweeps,
+                            beta_range=beta_range,
+                            beta_schedule=cfg.beta_schedule_type if beta_schedule is None
+                            else beta_schedule, polish=cfg.polish, f_target=cfg.f_target,
+                            rng=cfg.seed, x0=x0)
         info = {"beta_range": res.beta_range, "num_sweeps": res.nit, "status": int(res.status),
                 "message": res.message}
         return dimod.SampleSet.from_samples((np.asarray(res.samples), variables),
