@@ -22,15 +22,17 @@ The names here are public within the package: :mod:`solvers.memory` imports them
 call the functions of :mod:`solvers.transport.bures`. The generic implementations live in
 :mod:`._bures_generic` (which the CuPy twins call too).
 """
-from .._lib.validation import as_float_array, check_finite, check_positive_definite
+from .._lib.backend import Backend
 from .._lib.kernels import KernelTable
+from .._lib.namespace import array_namespace
+from .._lib.validation import as_float_array, check_finite, check_positive_definite
 from ._bures_generic import (BLOCK_FLOATS, cdist_full_xp, chunk_rows, roots,  # noqa: F401
                              screened_cdist_xp, sqdist_direct, sqdist_gram,
                              sqrt_and_inv_sqrt, sym, tiny, weighted_root_sum_xp)
 
 __all__ = ["KERNELS", "sym", "tiny", "roots", "sqrt_and_inv_sqrt", "sqdist_direct",
            "sqdist_gram", "chunk_rows", "cdist_full", "weighted_root_sum", "screened_cdist",
-           "check_gaussians", "BLOCK_FLOATS"]
+           "check_covariances", "check_gaussians", "generic_backend", "BLOCK_FLOATS"]
 
 KERNELS = KernelTable(
     __package__,
@@ -40,6 +42,14 @@ KERNELS = KernelTable(
     screened_cdist={"numba": "._bures_numba:screened_cdist",
                     "cupy": "._bures_cupy:screened_cdist"},
 )
+
+
+def generic_backend(*arrays):
+    """The generic code on the arrays' own namespace: the backend of the closed forms that
+    take no ``backend=`` (their option specs convert arrays with it). Built directly, so a
+    closed form on numpy input never imports Numba to resolve ``"auto"``."""
+    xp = array_namespace(*arrays)
+    return Backend("generic", xp, xp)
 
 
 def _xp_kernel(fn, xp):
@@ -71,31 +81,44 @@ def screened_cdist(qm, R, trq, rq, m, S, trS, rS, cut, be):
     return kernel(qm, R, trq, rq, m, S, trS, rS, cut)
 
 
-def check_gaussians(m, S, xp, name, *, diagonal, batch=True, names=None, dtype=None):
-    """Validate means (N, d) and covariances (N, d, d) or variances (N, d).
+def check_covariances(m, S, xp, *, diagonal, names=("means", "covs"), dtype=None):
+    """Validate covariances (N, d, d), or variances (N, d) with ``diagonal``, against means
+    ``m`` (N, d) already converted and checked finite (by an option spec).
 
-    Raises ``ValueError`` naming ``<name>_means`` / ``<name>_covs`` (or ``means`` /
-    ``covs``, or the pair ``names`` when given) for a shape mismatch, non-finite values,
+    Returns ``S`` as a float array (of ``dtype`` when given). Raises ``ValueError`` naming
+    ``names = (means name, covs name)`` for a shape mismatch, non-finite values,
     non-positive variances or covariances that are not symmetric positive definite.
-    ``dtype`` converts both arrays (e.g. ``float64`` for object or list input).
     """
-    mname, sname = f"{name}_means" if name else "means", f"{name}_covs" if name else "covs"
-    if names is not None:
-        mname, sname = names
-    m = as_float_array(m, xp, mname, ndim=2 if batch else 1, dtype=dtype)
+    mname, sname = names
     S = as_float_array(S, xp, sname, dtype=dtype)
-    want = m.shape + (() if diagonal else (m.shape[-1],))
-    if tuple(S.shape) != tuple(want):
+    want = tuple(m.shape) + (() if diagonal else (m.shape[-1],))
+    if tuple(S.shape) != want:
         kind = "variances" if diagonal else "covariance matrices"
         raise ValueError(f"{sname} must hold {kind} of shape {want} to match {mname} with "
                          f"shape {tuple(m.shape)}, got {tuple(S.shape)}")
-    check_finite(m, xp, mname)
     if m.shape[0] == 0:  # an empty batch: nothing to check (and no reduction to run)
-        return m, S
+        return S
     if diagonal:
         check_finite(S, xp, sname)
         if bool(xp.any(S <= 0)):
             raise ValueError(f"{sname} must be positive variances (diagonal=True)")
     else:
         check_positive_definite(S, xp, sname)
-    return m, S
+    return S
+
+
+def check_gaussians(m, S, xp, name, *, diagonal, batch=True, names=None, dtype=None):
+    """Validate means (N, d) and covariances (N, d, d) or variances (N, d).
+
+    For callers whose means are not on an option spec: converts and checks ``m``, then
+    :func:`check_covariances`. Errors name ``<name>_means`` / ``<name>_covs`` (or
+    ``means`` / ``covs``, or the pair ``names`` when given); ``dtype`` converts both
+    arrays (e.g. ``float64`` for object or list input).
+    """
+    mname, sname = f"{name}_means" if name else "means", f"{name}_covs" if name else "covs"
+    if names is not None:
+        mname, sname = names
+    m = as_float_array(m, xp, mname, ndim=2 if batch else 1, dtype=dtype)
+    check_finite(m, xp, mname)
+    return m, check_covariances(m, S, xp, diagonal=diagonal, names=(mname, sname),
+                                dtype=dtype)
