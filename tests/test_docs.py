@@ -44,8 +44,6 @@ KNOWN = {
                      "an `if __name__ == '__main__':` guard (Nanny failed to start)",
     "guide/lightsb.rst": "block 1: `x1 = ...` (an Ellipsis, not data)",
     "guide/lse.rst": "block 1: a LocalCluster of worker processes without a guard",
-    "guide/qubo.rst": "block 1: NameError, f1 is not defined (and a LocalCluster without "
-                      "a guard)",
 }
 
 
