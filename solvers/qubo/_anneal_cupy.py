@@ -91,15 +91,22 @@ class CupyChains:
     the device; ``current`` / ``finish`` return cupy arrays.
     """
 
-    def __init__(self, a, W, c0, X0, base, first=0, single=False, xp=None):
+    @staticmethod
+    def prepare(a, W, single=False, xp=None):
+        """``W`` and ``a`` on the device once (float64)."""
         import cupy
         import scipy.sparse as sps
 
+        W = W.toarray() if sps.issparse(W) else W
+        return (cupy.ascontiguousarray(cupy.asarray(W, dtype=cupy.float64)),
+                cupy.asarray(a, dtype=cupy.float64))
+
+    def __init__(self, a, W, c0, X0, base, first=0, single=False, xp=None, prepared=None):
+        import cupy
+
         from ._anneal_numba import start_states
 
-        W = W.toarray() if sps.issparse(W) else W
-        self.W = cupy.ascontiguousarray(cupy.asarray(W, dtype=cupy.float64))
-        self.a = cupy.asarray(a, dtype=cupy.float64)
+        self.W, self.a = self.prepare(a, W) if prepared is None else prepared
         self.c0 = float(c0)
         self.n_reads, self.n = X0.shape
         self.Xt = cupy.ascontiguousarray(cupy.asarray(np.ascontiguousarray(X0.T),

@@ -44,7 +44,13 @@ class GenericChains:
     dtype of ``W`` is used).
     """
 
-    def __init__(self, a, W, c0, X0, base, first=0, single=False, xp=None):
+    @staticmethod
+    def prepare(a, W, single=False, xp=None):
+        return (a, W)
+
+    def __init__(self, a, W, c0, X0, base, first=0, single=False, xp=None, prepared=None):
+        if prepared is not None:
+            a, W = prepared
         self.xp = xp
         self.W = W
         self.a = a

@@ -28,12 +28,22 @@ KERNELS = KernelTable(
 _SPARSE_OK = ("numba",)
 
 
-def make_chains(be, a, W, c0, X0, base, first=0, single=False):
-    """The chains of backend ``be`` for one run (``W`` densified where CSR is not read)."""
+def make_chains(be, a, W, c0, X0, base, first=0, single=False, prepared=None):
+    """The chains of backend ``be`` for one batch of reads (``W`` densified where CSR is
+    not read); ``prepared``: the output of :func:`prepare` for the same problem."""
+    cls = KERNELS.get("chains", be)
+    if prepared is None and be.name not in _SPARSE_OK and sps.issparse(W):
+        W = be.xp.asarray(W.toarray())
+    return cls(a, W, c0, X0, base, first, single, xp=be.xp, prepared=prepared)
+
+
+def prepare(be, a, W, single=False):
+    """The couplings of one problem in backend ``be``'s formats, made once per run and
+    passed to every batch's :func:`make_chains`."""
     cls = KERNELS.get("chains", be)
     if be.name not in _SPARSE_OK and sps.issparse(W):
         W = be.xp.asarray(W.toarray())
-    return cls(a, W, c0, X0, base, first, single, xp=be.xp)
+    return cls.prepare(a, W, single, xp=be.xp)
 
 
 def parallel_reads_ok(be):

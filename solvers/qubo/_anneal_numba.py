@@ -266,13 +266,38 @@ def exact_in_float32(a, W):
     return a.size == 0 or float(np.max(np.abs(a) + rows)) < 2.0 ** 24
 
 
+class Couplings:
+    """The couplings of one problem in the kernels' formats, prepared once per run and
+    shared by every batch of reads (:meth:`NumbaChains.prepare`)."""
+
+    def __init__(self, a, W, single):
+        self.a = np.ascontiguousarray(a, dtype=np.float64)
+        self.dense = not sps.issparse(W) or W.nnz > 0.25 * W.shape[0] ** 2
+        W = (W.toarray() if sps.issparse(W) else W) if self.dense else sps.csr_matrix(W)
+        exact = exact_in_float32(self.a, W)
+        self.field = np.float32 if exact else np.float64
+        self.single = self.dense and bool(single) and not exact
+        if self.dense:
+            self.W = np.ascontiguousarray(W, dtype=np.float64)
+            self.Wk = self.W.astype(np.float32) if (exact or self.single) else self.W
+            self.Wd = self.Wk if exact else self.W  # the descent's couplings
+        else:
+            self.W = W.astype(np.float64)
+            self.csr = (W.indptr.astype(np.int64), W.indices.astype(np.uint32),
+                        W.data.astype(self.field))
+
+    def fields_of(self, Xf):
+        """``W x`` of float64 states (rows)."""
+        return Xf @ self.W if self.dense else (self.W @ Xf.T).T
+
+
 class NumbaChains:
     """The reads of one annealing run on the CPU: states, fields, energies, streams.
 
     Parameters
     ----------
     a, W, c0 : numpy arrays / CSR matrix, float
-        The binary canonical form.
+        The binary canonical form (ignored when ``prepared`` is given).
     X0 : numpy.ndarray of int8, shape (n_reads, n)
         Initial states.
     base : numpy.uint64
@@ -283,17 +308,20 @@ class NumbaChains:
         Dense only: sweep with float32 couplings (the descent and energies use float64).
     xp : module, optional
         Ignored (numpy); the generic chains need it.
+    prepared : Couplings, optional
+        The output of :meth:`prepare` for this ``a``, ``W``, ``single`` (reused by batches).
     """
 
-    def __init__(self, a, W, c0, X0, base, first=0, single=False, xp=None):
-        self.a = np.ascontiguousarray(a, dtype=np.float64)
+    @staticmethod
+    def prepare(a, W, single=False, xp=None):
+        return Couplings(a, W, single)
+
+    def __init__(self, a, W, c0, X0, base, first=0, single=False, xp=None, prepared=None):
+        cp = Couplings(a, W, single) if prepared is None else prepared
+        self.cp, self.a, self.dense, self.field = cp, cp.a, cp.dense, cp.field
+        self.single, self.W = cp.single, cp.W
         self.c0 = float(c0)
         self.n_reads, self.n = X0.shape
-        self.dense = not sps.issparse(W) or W.nnz > 0.25 * W.shape[0] ** 2
-        W = (W.toarray() if sps.issparse(W) else W) if self.dense else sps.csr_matrix(W)
-        exact = exact_in_float32(self.a, W)
-        self.field = np.float32 if exact else np.float64
-        self.single = self.dense and bool(single) and not exact
         n_groups = -(-self.n_reads // GROUP)
         pad = n_groups * GROUP
         X = np.zeros((pad, self.n), dtype=np.int8)
@@ -303,19 +331,15 @@ class NumbaChains:
         self.starts = start_states(np.uint64(base), np.int64(first), pad)
         self.t = 0
         if self.dense:
-            self.W = np.ascontiguousarray(W, dtype=np.float64)
-            self.Wk = self.W.astype(np.float32) if (exact or self.single) else self.W
-            self.Wd = self.Wk if exact else self.W  # the descent's couplings
-            self.X = X
+            self.Wk, self.Wd, self.X = cp.Wk, cp.Wd, X
         else:
-            self.W = W.astype(np.float64)
-            self.csr = (W.indptr.astype(np.int64), W.indices.astype(np.uint32),
-                        W.data.astype(self.field))
+            self.csr = cp.csr
             self.X = np.ascontiguousarray(X.reshape(n_groups, GROUP, self.n)
                                           .transpose(0, 2, 1))
-        self.H = self._fields()
-        Xf = self.states().astype(np.float64)
-        self.E = self._lanes(Xf @ self.a + 0.5 * np.sum(Xf * self._fields_of(Xf), axis=1))
+        Xf = X.astype(np.float64)
+        WX = cp.fields_of(Xf)
+        self.H = self._lanes((self.a + WX).astype(self.field))
+        self.E = self._lanes(Xf @ self.a + 0.5 * np.sum(Xf * WX, axis=1))
 
     def states(self):
         """``(n_groups * GROUP, n)`` int8 states, padding lanes included."""
@@ -332,16 +356,13 @@ class NumbaChains:
             return rows.reshape(g, GROUP)
         return np.ascontiguousarray(rows.reshape(g, GROUP, self.n).transpose(0, 2, 1))
 
-    def _fields_of(self, Xf):
-        return Xf @ self.W if self.dense else (self.W @ Xf.T).T
-
     def fields_of(self, X):
         """Local fields ``a + W x`` of states ``X`` (rows), float64."""
-        return self.a + self._fields_of(np.asarray(X, dtype=np.float64))
+        return self.a + self.cp.fields_of(np.asarray(X, dtype=np.float64))
 
     def _fields(self):
         Xf = self.states().astype(np.float64)
-        return self._lanes((self.a + self._fields_of(Xf)).astype(self.field))
+        return self._lanes((self.a + self.cp.fields_of(Xf)).astype(self.field))
 
     def sweep(self, betas, target=None):
         """Run one sweep per entry of ``betas`` on every running group; with ``target``,
@@ -379,4 +400,4 @@ class NumbaChains:
         """``(X, energies)`` with the energies recomputed from the samples (no drift)."""
         X = np.ascontiguousarray(self.states()[:self.n_reads])
         Xf = X.astype(np.float64)
-        return X, self.c0 + Xf @ self.a + 0.5 * np.sum(Xf * self._fields_of(Xf), axis=1)
+        return X, self.c0 + Xf @ self.a + 0.5 * np.sum(Xf * self.cp.fields_of(Xf), axis=1)

@@ -15,7 +15,7 @@ import numpy as np
 from .._lib import Progress, Status, resolve_backend
 from .._lib.parallel import collect
 from ._anneal_groups import GROUP, RUNNING, first_stop
-from ._anneal_kernels import batch_groups, make_chains
+from ._anneal_kernels import batch_groups, make_chains, prepare
 
 
 def luby(i):
@@ -51,6 +51,10 @@ class Schedule(NamedTuple):
             return np.geomspace(hot, cold, n)
         return np.linspace(hot, cold, n)
 
+    def length(self, scale=1):
+        """Sweeps of a group whose length is ``scale`` units."""
+        return self.explicit.shape[0] if self.explicit is not None else self.sweeps * scale
+
     def scales(self, first_group, n_groups):
         """Length (in units) of groups ``first_group, ...``: Luby's terms, or all 1."""
         if not self.restarts:
@@ -79,20 +83,23 @@ class Merged(NamedTuple):
 class Run:
     """One annealing problem: the binary form, the schedule and the kernel options."""
 
-    def __init__(self, be, a, W, c0, schedule, polish, single, target):
+    def __init__(self, be, a, W, c0, schedule, polish, single, target, prepared=None):
         self.be, self.a, self.W, self.c0 = be, a, W, c0
         self.schedule, self.polish, self.single = schedule, polish, single
-        self.target = target
+        self.target, self.prepared = target, prepared
 
     def chains(self, X0, base, first=0):
-        return make_chains(self.be, self.a, self.W, self.c0, X0, base, first, self.single)
+        if self.prepared is None:  # once per run, shared by the batches
+            self.prepared = prepare(self.be, self.a, self.W, self.single)
+        return make_chains(self.be, self.a, self.W, self.c0, X0, base, first, self.single,
+                           self.prepared)
 
     def serial(self, X0, base, callback, progress, out):
         """All reads here. Returns the parts and the callback's status (or None)."""
         if callback is not None:
             return self._observed(X0, base, callback, progress, out)
         groups = -(-X0.shape[0] // GROUP)
-        total = sum(len(self.schedule.betas(s)) for s in self.schedule.scales(0, groups))
+        total = sum(self.schedule.length(s) for s in self.schedule.scales(0, groups))
         with Progress(total, "anneal", enabled=progress) as bar:
             return self.batches(X0, base, bar=bar), None
 
@@ -128,7 +135,7 @@ class Run:
             self._sweep(chains, rows, bar)
             if self.polish:
                 chains.descend()
-            lengths = np.array([r.shape[0] for r in rows])
+            lengths = np.array([self.schedule.length(s) for s in scales])
             parts.append(Part(*chains.finish(), chains.stops.copy(), lengths))
             if first_stop(chains.stops) is not None:
                 break

@@ -32,7 +32,7 @@ from .._lib.params import (
     BACKEND, CALLBACK, COUNT, FLAG, SEED, WORKERS, Choice, Constraint, Options, Param, Real,
 )
 from ._anneal_groups import GROUP
-from ._anneal_kernels import make_chains, parallel_reads_ok
+from ._anneal_kernels import make_chains, parallel_reads_ok, prepare
 from ._anneal_run import Run, Schedule
 from ._input import VARTYPE, parse_qubo, to_binary
 from ._schedule import beta_range_from_fields, sample_fields
@@ -43,13 +43,20 @@ SCHEDULES = ("geometric", "linear")
 
 
 def _binary_parts(qb):
-    """(a, W, c0) of the binary objective: dense W as numpy/xp, or CSR when sparse."""
+    """(a, W, c0) of the binary objective: dense W as numpy/xp, or CSR when sparse (a
+    sparse matrix or BQM with more than a quarter of its entries set is made dense once,
+    here: every kernel would densify it)."""
     xp = qb.xp
     if qb.sparse:
         Q = qb.Q
         a = Q.diagonal().copy()
         if qb.c is not None:
             a = a + np.asarray(qb.c, dtype=np.float64)
+        if Q.nnz > 0.25 * Q.shape[0] ** 2:
+            Qd = Q.toarray()
+            W = Qd + Qd.T
+            np.fill_diagonal(W, 0.0)
+            return a, W, float(qb.offset)
         W = (Q + Q.T).tocsr()
         W = (W - sps.diags(W.diagonal())).tocsr()
         W.eliminate_zeros()
@@ -141,11 +148,12 @@ def default_beta_range(Q, c=None, *, vartype=None, backend="auto"):
     return _beta_range_from_parts(resolve_backend(cfg.backend, q.xp), a, W)
 
 
-def _beta_range_from_parts(be, a, W):
+def _beta_range_from_parts(be, a, W, prepared=None):
     n = a.shape[0]
     if n == 0:
         return 1.0, 1.0
-    hot, cold = sample_fields(lambda X0: make_chains(be, a, W, 0.0, X0, 0), n)
+    hot, cold = sample_fields(
+        lambda X0: make_chains(be, a, W, 0.0, X0, 0, prepared=prepared), n)
     return beta_range_from_fields(hot, cold)
 
 
@@ -388,8 +396,10 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype=None, n_rea
     a, W, c0 = _binary_parts(qb)
     restarts = target is not None and cfg.maxiter is None and cfg.n_sweeps is None \
         and callback is None
-    schedule = _schedule_of(cfg, n_sweeps, lambda: _beta_range_from_parts(be, a, W),
-                            restarts)
+    single = (qb.n >= 256) if cfg.coupling_dtype is None else cfg.coupling_dtype == "float32"
+    prepared = prepare(be, a, W, single)  # the couplings in the kernels' formats, once
+    schedule = _schedule_of(cfg, n_sweeps,
+                            lambda: _beta_range_from_parts(be, a, W, prepared), restarts)
     pmap = check_workers(cfg.workers)
     if pmap is not None and (callback is not None or not parallel_reads_ok(be)):
         raise ValueError("workers needs callback=None and the Numba backend (numpy input); "
@@ -397,8 +407,7 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype=None, n_rea
     gen = check_rng(cfg.rng)
     X0 = _initial_states(x0, n_reads, qb.n, q.vartype, gen)
     base = int(gen.integers(0, 2**63))  # seeds read r's stream r (see _lib._prng)
-    single = (qb.n >= 256) if cfg.coupling_dtype is None else cfg.coupling_dtype == "float32"
-    run = Run(be, a, W, c0, schedule, cfg.polish, single, target)
+    run = Run(be, a, W, c0, schedule, cfg.polish, single, target, prepared)
     out = _Output(be, q)
     if pmap is None:
         parts, status = run.serial(X0, base, callback, cfg.progress, out)
@@ -461,8 +470,9 @@ class _Output:
 
 
 def _initial_states(x0, n_reads, n, vartype, gen):
-    if x0 is None:
-        return gen.integers(0, 2, size=(n_reads, n)).astype(np.int8)
+    if x0 is None:  # random bits, eight per drawn byte
+        octets = gen.integers(0, 256, size=(n_reads, -(-n // 8)), dtype=np.uint8)
+        return np.unpackbits(octets, axis=1)[:, :n].astype(np.int8)
     x0 = to_host(x0)
     if x0.ndim == 1:
         x0 = np.broadcast_to(x0, (n_reads, x0.shape[0]))
