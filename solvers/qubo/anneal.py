@@ -294,11 +294,13 @@ def minimize_qubo(Q, c=None, offset=0.0, *, method="anneal", vartype=None, n_rea
         returned does not depend on the number of threads or workers. With a callback,
         every group runs the same ``maxiter`` sweeps.
     coupling_dtype : {None, "float32", "float64"}
-        Numba backend: precision of the couplings the annealing sweeps read (the fields
-        are always accumulated in float64; the final descent and the energies use float64
-        couplings). float32 halves the memory traffic of a flip, about 1.7x faster at
-        n = 1000; the acceptance decisions then see deltas perturbed by ~1e-7 relative.
-        Default: float32 for dense problems with n >= 256, float64 otherwise.
+        Numba backend, dense problems with non-integer coefficients: precision of the
+        couplings the annealing sweeps read (the fields are accumulated in float64; the
+        final descent and the energies use float64 couplings). float32 halves the memory
+        traffic of a flip; the acceptance decisions then see deltas perturbed by ~1e-7
+        relative. Default: float32 for n >= 256, float64 otherwise. Integer coefficients
+        whose fields stay below ``2**24`` always run float32 fields and couplings (exact),
+        dense or sparse.
     rng : None, int or numpy.random.Generator
         Seeds the initial states and the per-read random streams.
     backend : {"auto", "numpy", "numba", "cupy"}
