@@ -234,3 +234,22 @@ def test_pareto_front_refuses_non_finite_points():
     for value in (np.nan, np.inf, -np.inf):
         with pytest.raises(ValueError, match="points must be finite"):
             pareto_front([[0.0, 1.0], [value, 0.0]])
+
+
+@pytest.mark.parametrize("tqdm_installed", [True, False])
+def test_sweep_shows_one_progress_bar(capsys, monkeypatch, tqdm_installed):
+    # one bar for the whole sweep, not one per weight vector: every bar (tqdm's or the
+    # plain fallback) ends with its own newline and names its caller
+    if not tqdm_installed:
+        import solvers._lib.results as results
+        monkeypatch.setattr(results, "_tqdm_bar", lambda *a: None)
+    f1 = np.diag([-1.0, -2.0, -3.0])
+    f2 = 100.0 * np.ones((3, 3))
+    quiet = pareto_sweep([f1, f2], weights=5, n_sweeps=20, rng=0)
+    assert capsys.readouterr().err == ""
+    shown = pareto_sweep([f1, f2], weights=5, n_sweeps=20, rng=0, progress=True)
+    err = capsys.readouterr().err
+    lines = [line for line in err.split("\n") if line.strip()]
+    assert len(lines) == 1, err
+    assert "pareto_sweep" in lines[0] and "5/5" in lines[0] and "anneal" not in err
+    np.testing.assert_array_equal(shown.solutions, quiet.solutions)

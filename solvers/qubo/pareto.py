@@ -9,10 +9,10 @@ import itertools
 
 import numpy as np
 
-from .._lib import OptimizeResult, check_int
+from .._lib import OptimizeResult, Progress, check_int
 from .._lib import to_host
-from .._lib.parallel import parallel_map, spawn_generators
-from .._lib.params import POSITIVE, SEED, WORKERS, Choice, Integer, Options, Param, Real
+from .._lib.parallel import check_workers, parallel_map, spawn_generators
+from .._lib.params import FLAG, POSITIVE, SEED, WORKERS, Choice, Integer, Options, Param, Real
 from ._input import VARTYPE
 from .anneal import minimize_qubo
 from .scaling import METHODS, _objectives, as_objective, qubo_energy, scalarize, scale_qubos
@@ -263,13 +263,14 @@ SWEEP_OPTIONS = Options(
     Param("min_weight", Real(0.0, 1.0, high_open=True), 1e-3, "floor of every weight"),
     Param("rng", SEED, None, "random numbers"),
     Param("workers", WORKERS, 1, "processes or a map over the weight vectors"),
+    Param("progress", FLAG, False, "one progress bar over the weight vectors, on stderr"),
 )
 
 
 @SWEEP_OPTIONS.entry
 def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=None,
                  vartype=None, penalty=None, penalty_scale="relative", min_weight=1e-3,
-                 reference=None, rng=None, workers=1, **solver_options):
+                 reference=None, rng=None, workers=1, progress=False, **solver_options):
     r"""Solve the weighted sums of scaled objectives over a weight grid; return the front.
 
     For every weight vector ``w`` the scalarized QUBO ``sum_k w_k f_k / s_k`` (``s_k`` from
@@ -318,6 +319,10 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
         all cores) in a pool of ``k`` processes (``spawn`` start method: guard scripts
         with ``if __name__ == "__main__":``); a callable such as ``Pool.map`` or dask's
         ``Client.map`` gets one task per weight vector. Same result in every case.
+    progress : bool
+        Show one progress bar on stderr for the whole sweep, advanced as each weight
+        vector is solved (with ``workers`` other than 1 it fills when the pool returns);
+        the annealer runs of the individual points show none.
     **solver_options
         Passed to :func:`minimize_qubo` (``n_reads``, ``n_sweeps``, ``backend``, ...).
 
@@ -366,7 +371,7 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
     """
     cfg = SWEEP_OPTIONS.validate(scaling=scaling, weight=weight, vartype=vartype,
                                  penalty_scale=penalty_scale, min_weight=min_weight, rng=rng,
-                                 workers=workers)
+                                 workers=workers, progress=progress)
     scaling, penalty_scale, min_weight = cfg.scaling, cfg.penalty_scale, cfg.min_weight
     parsed = _objectives(objectives, cfg.vartype)
     vartype = parsed[0].vartype
@@ -388,7 +393,7 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
             A = (_flip_bound(Qw, cw) if penalty_scale == "relative" else float(penalty_scale))
             Qw, cw, ow = scalarize([(Qw, cw, ow), penalty], [1.0, A], vartype=vartype)
         tasks.append((Qw, cw, ow, vartype, seed, solver_options))
-    solutions = parallel_map(_solve_one, tasks, workers)
+    solutions = _solve_all(tasks, workers, cfg.progress)
     values = [[qubo_energy(t, x, vartype=vartype) for t in triples] for x in solutions]
     solutions = np.asarray(solutions)
     values = np.asarray(values, dtype=np.float64)
@@ -403,6 +408,20 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
                           front_solutions=solutions[mask],
                           hypervolume=hypervolume(values, reference), reference=reference,
                           scales=scales, scaling=scaling)
+
+
+def _solve_all(tasks, workers, progress):
+    """Best sample of every task, under one progress bar for the whole sweep."""
+    with Progress(len(tasks), "pareto_sweep", enabled=progress) as bar:
+        if check_workers(workers) is None:
+            solutions = []
+            for task in tasks:
+                solutions.append(_solve_one(task))
+                bar.update(1)
+            return solutions
+        solutions = parallel_map(_solve_one, tasks, workers)
+        bar.update(len(tasks))
+        return solutions
 
 
 def _solve_one(task):
