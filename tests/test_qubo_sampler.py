@@ -197,3 +197,39 @@ def test_f_target_and_schedule_options():
     assert lin.info["beta_range"] == (0.1, 3.0)
     with pytest.raises(ValueError, match="beta_schedule"):
         QUBOSampler().sample(bqm, beta_schedule_type="cosine")
+
+
+@pytest.mark.parametrize("model, conversion", _other_models(),
+                         ids=["quadratic", "constrained", "discrete", "polynomial"])
+def test_every_qubo_function_names_the_conversion(model, conversion):
+    from solvers.qubo import pareto_sweep, qubo_energy, qubo_moments, scale_qubos, scalarize
+    from solvers.qubo.anneal import default_beta_range
+
+    f = np.eye(3)
+    calls = {"Q": [qubo_moments, default_beta_range],
+             r"objectives\[0\]": [lambda m: scale_qubos([m, f]),
+                                  lambda m: scalarize([m, f], [1.0, 1.0]),
+                                  lambda m: pareto_sweep([m, f])],
+             "objective": [lambda m: qubo_energy(m, np.zeros(3))],
+             "penalty": [lambda m: pareto_sweep([f, 2.0 * f], penalty=m)]}
+    for name, functions in calls.items():
+        for function in functions:
+            with pytest.raises(TypeError, match=rf"^{name} is a dimod .*{conversion}"):
+                function(model)
+
+
+def test_the_named_conversions_give_models_the_annealer_solves():
+    # following the advice of the errors above works: each conversion yields a BQM
+    qm = dimod.QuadraticModel()
+    qm.add_variable("INTEGER", "i", lower_bound=0, upper_bound=3)
+    qm.add_linear("i", -1.0)
+    bqm, invert = dimod.cqm_to_bqm(dimod.CQM.from_quadratic_model(qm))
+    assert invert(dict(zip(bqm.variables, minimize_qubo(bqm, rng=0).x)))["i"] == 3
+    dqm = dimod.DiscreteQuadraticModel()
+    dqm.add_variable(3, "x")
+    dqm.set_linear("x", [1.0, -2.0, 0.5])
+    bqm, _ = dimod.cqm_to_bqm(dimod.CQM.from_discrete_quadratic_model(dqm))
+    assert minimize_qubo(bqm, rng=0).fun == pytest.approx(-2.0)
+    poly = dimod.BinaryPolynomial({("a", "b", "c"): -1.0}, "SPIN")
+    bqm = dimod.make_quadratic(poly, 5.0, dimod.SPIN)
+    assert minimize_qubo(bqm, rng=0).fun == pytest.approx(-1.0)

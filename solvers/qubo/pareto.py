@@ -15,7 +15,7 @@ from .._lib.parallel import check_workers, parallel_map, spawn_generators
 from .._lib.params import FLAG, POSITIVE, SEED, WORKERS, Choice, Integer, Options, Param, Real
 from ._input import VARTYPE
 from .anneal import minimize_qubo
-from .scaling import METHODS, _objectives, as_objective, qubo_energy, scalarize, scale_qubos
+from .scaling import METHODS, _as_objective, _objectives, qubo_energy, scalarize, scale_qubos
 
 __all__ = ["pareto_front", "hypervolume", "pareto_sweep", "weight_grid"]
 
@@ -380,7 +380,7 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
     triples = [(q.Q, q.c, q.offset) for q in parsed]
     scaled, scales = scale_qubos(triples, scaling, p=p, weight=weight, vartype=vartype)
     if penalty is not None:
-        penalty = as_objective(penalty, vartype)
+        penalty = _as_objective(penalty, vartype, "penalty")
         penalty = (penalty.Q, penalty.c, penalty.offset)
     if "workers" in solver_options or "callback" in solver_options:
         raise TypeError("pareto_sweep takes workers itself and no callback; pass them "
