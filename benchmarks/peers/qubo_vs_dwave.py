@@ -27,8 +27,11 @@ tabu with its default 20 ms per read and with 1 s, both stopping at the target
 solver on the same beta range (``minimize_qubo``'s default for the instance), without
 ``minimize_qubo``'s final descent; best of 3 interleaved repeats.
 
+**Per call** (``--table overhead``): CPU seconds of a call with 1 read and 1 sweep, the
+fixed cost (model conversion, set-up) every call of the time-to-target runs pays.
+
     pip install dimod dwave-samplers dwave-tabu openjij
-    python benchmarks/peers/qubo_vs_dwave.py [--table ttt|sweep|both] [--quick]
+    python benchmarks/peers/qubo_vs_dwave.py [--table ttt|sweep|both|overhead] [--quick]
 """
 import argparse
 import inspect
@@ -222,9 +225,31 @@ def sweep_table(dimod, families):
             f"{v:{w}.1f}" for v, w in zip(figures, (15, 10, 12))))
 
 
+def overhead_table(dimod, families):
+    """CPU seconds of one call that does almost no annealing (1 read, 1 sweep): the fixed
+    cost each call of the time-to-target runs pays (conversion of the model, set-up)."""
+    solvers = Solvers()
+    print(f"\nfixed CPU s per call (1 read, 1 sweep; median of 5), load {os.getloadavg()}")
+    print(f"{'instance':10s} {'minimize_qubo':>14s} {'dwave SA':>9s} {'OpenJij SA':>11s}")
+    calls = (lambda b: minimize_qubo(b, n_reads=1, n_sweeps=1, polish=False, rng=0),
+             lambda b: solvers.sa.sample(b, num_reads=1, num_sweeps=1, seed=0),
+             lambda b: solvers.oj.sample(b, num_reads=1, num_sweeps=1, seed=0))
+    for family in families:
+        bqm = instance(dimod, family)
+        figures = []
+        for call in calls:
+            times = []
+            for _ in range(5):
+                start = time.process_time()
+                call(bqm)
+                times.append(time.process_time() - start)
+            figures.append(float(np.median(times)))
+        print(f"{family:10s} " + "".join(f"{v:{w}.4f}" for v, w in zip(figures, (15, 10, 12))))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--table", choices=("ttt", "sweep", "both"), default="both")
+    ap.add_argument("--table", choices=("ttt", "sweep", "both", "overhead"), default="both")
     ap.add_argument("--families", default=",".join(FAMILIES))
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--cap", type=float, default=10.0, help="CPU seconds per seed")
@@ -242,6 +267,8 @@ def main():
     print(f"threads: Numba {numba.get_num_threads()}, OMP/BLAS "
           f"{os.environ['OMP_NUM_THREADS']}/{os.environ['OPENBLAS_NUM_THREADS']}; "
           f"minimize_qubo f_target: {HAS_TARGET}; load {os.getloadavg()}")
+    if args.table == "overhead":
+        overhead_table(dimod, families)
     if args.table in ("sweep", "both"):
         sweep_table(dimod, families)
     if args.table in ("ttt", "both"):
