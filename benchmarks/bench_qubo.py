@@ -6,6 +6,9 @@
   sweeps per second it sustains (``track_sweeps_per_second``, read-sweeps per second; the
   cupy parameter appears where a GPU is usable, results come back to the host so the
   timing includes the device work);
+- ``AnnealSparse``: the CSR kernel (reads in lockstep groups of 8) on a +-1 torus of 2000
+  spins and a random +-1 graph (n = 800, 6% density): one call, and the CPU nanoseconds
+  per spin-flip attempt (``track_ns_per_flip_attempt``, fixed costs subtracted);
 - ``AnnealQuality``: share of random n = 16 instances whose enumerated optimum is found.
 """
 import itertools
@@ -71,6 +74,48 @@ class Anneal:
         return self.reads * self.sweeps / (time.perf_counter() - t)
 
     track_sweeps_per_second.unit = "read-sweeps/s"
+
+
+def _torus(rows, cols, rng):
+    idx = np.arange(rows * cols).reshape(rows, cols)
+    i = np.concatenate([idx.ravel(), idx.ravel()])
+    j = np.concatenate([np.roll(idx, -1, 0).ravel(), np.roll(idx, -1, 1).ravel()])
+    w = rng.choice([-1.0, 1.0], i.size)
+    return sps.csr_matrix((w, (i, j)), shape=(rows * cols, rows * cols))
+
+
+def _random_graph(n, p, rng):
+    J = np.triu(rng.choice([-1.0, 1.0], size=(n, n)) * (rng.random((n, n)) < p), 1)
+    return sps.csr_matrix(J)
+
+
+class AnnealSparse:
+    params = (["torus2000", "graph800"],)
+    param_names = ["instance"]
+    reads = 8
+
+    def setup(self, instance):
+        pin_blas_threads()
+        rng = np.random.default_rng(3)
+        self.J = _torus(40, 50, rng) if instance == "torus2000" else _random_graph(800, 0.06,
+                                                                                  rng)
+        self.kw = dict(vartype="spin", n_reads=self.reads, polish=False, rng=0,
+                       beta_range=(0.1, 3.0))
+        minimize_qubo(self.J, n_sweeps=2, **self.kw)
+
+    def time_anneal(self, instance):
+        minimize_qubo(self.J, n_sweeps=200, **self.kw)
+
+    def track_ns_per_flip_attempt(self, instance):
+        def cpu(sweeps):
+            t = time.process_time()
+            minimize_qubo(self.J, n_sweeps=sweeps, **self.kw)
+            return time.process_time() - t
+
+        extra = min(cpu(300) for _ in range(3)) - min(cpu(50) for _ in range(3))
+        return extra / (self.reads * 250 * self.J.shape[0]) * 1e9
+
+    track_ns_per_flip_attempt.unit = "ns"
 
 
 class AnnealQuality:

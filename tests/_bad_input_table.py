@@ -646,6 +646,19 @@ def _methods(row_id, make, cover, specs):
     return rows
 
 
+def _qubo_sampler():
+    from solvers.qubo import QUBOSampler  # imports dimod: only when these rows run
+
+    return QUBOSampler
+
+
+def _spin_bqm():
+    import dimod
+
+    return dimod.BinaryQuadraticModel({0: 0.5, 1: -1.0}, {(0, 1): 1.5, (1, 2): -2.0}, 0.0,
+                                      "SPIN")
+
+
 def _method_call(make, name):
     return lambda **kw: getattr(make(), name)(**kw)
 
@@ -1002,6 +1015,11 @@ ROWS = [
     Row("dag.available_methods", available_methods_dag, dict,
         covers="solvers.dag.available_methods"),
     # ----------------------------------------------------------------------- qubo
+    Row("QUBOSampler", lambda: _qubo_sampler()(), dict, covers="solvers.qubo.QUBOSampler"),
+    Row("QUBOSampler.sample", lambda **kw: _qubo_sampler()().sample(**kw),
+        lambda: {"bqm": _spin_bqm(), "num_reads": 2, "num_sweeps": 20, "seed": 0},
+        covers="solvers.qubo.QUBOSampler.sample",  # the options: from the spec
+        out=lambda ss: [np.asarray(ss.record.energy, dtype=float)]),
     Row("QuboMoments", QuboMoments, lambda: {"mean": 1.0, "var": 2.0},
         {"var": "nonneg"}, covers="solvers.qubo.QuboMoments",
         overrides=_stores({"var": "nonneg"})),
@@ -1014,9 +1032,7 @@ ROWS = [
         lambda: {"Q": _c(_QUBO), "c": np.zeros(5), "n_reads": 2, "n_sweeps": 20,
                  "beta_range": (0.1, 5.0), "vartype": "binary", "method": "anneal",
                  "beta_schedule": "geometric", "x0": _c(_STATES[0]), "rng": 0},
-        {"Q": "square", "c": "data+shape", "n_reads": "count", "n_sweeps": "count",
-         "beta_range": "range", "vartype": "choice", "method": "choice",
-         "beta_schedule": "choice", "x0": "binary", "rng": "rng"},
+        {"Q": "square", "c": "data+shape", "x0": "binary"},  # the options: from the spec
         covers="solvers.qubo.minimize_qubo", backend=True),
     Row("pareto_front", pareto_front,
         lambda: {"points": np.array([[0.0, 1.0], [0.5, 0.5], [1.0, 1.0]])},
@@ -1024,15 +1040,14 @@ ROWS = [
     Row("pareto_sweep", pareto_sweep,
         lambda: {"objectives": [_c(_QUBO), _c(_QUBO2)], "weights": 3, "scaling": "variance",
                  "n_reads": 2, "n_sweeps": 20, "rng": 0},
-        {"objectives": "qubos", "weights": "count", "scaling": "choice", "rng": "rng"},
+        {"objectives": "qubos", "weights": "count"},  # the options: from the spec
         covers="solvers.qubo.pareto_sweep", overrides={("weights", "zero"): RAISE}),
     Row("qubo_energy", qubo_energy,
         lambda: {"objective": _c(_QUBO), "X": _c(_STATES), "vartype": "binary"},
-        {"objective": "square", "X": "binary", "vartype": "choice"},
-        covers="solvers.qubo.qubo_energy"),
+        {"objective": "square", "X": "binary"}, covers="solvers.qubo.qubo_energy"),
     Row("qubo_moments", qubo_moments,
         lambda: {"Q": _c(_QUBO), "c": np.ones(5), "p": 0.3, "vartype": "binary"},
-        {"Q": "square", "c": "data+shape", "p": "prob", "vartype": "choice"},
+        {"Q": "square", "c": "data+shape", "p": "prob"},
         covers="solvers.qubo.qubo_moments", overrides={("Q", "ndim"): EITHER},
         out=lambda m: [np.asarray(m.mean),
                                                            np.asarray(m.var)]),
@@ -1042,6 +1057,5 @@ ROWS = [
         covers="solvers.qubo.scalarize"),
     Row("scale_qubos", scale_qubos,
         lambda: {"objectives": [_c(_QUBO), _c(_QUBO2)], "method": "variance", "p": 0.3},
-        {"objectives": "qubos", "method": "choice", "p": "prob"},
-        covers="solvers.qubo.scale_qubos"),
+        {"objectives": "qubos", "p": "prob"}, covers="solvers.qubo.scale_qubos"),
 ]

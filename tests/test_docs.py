@@ -40,8 +40,6 @@ PAGE_TIMEOUT = 60
 #: pages whose script does not run to the end yet, with the first failure; a page that
 #: starts to run fails this test until it is removed here (the list only shrinks)
 KNOWN = {
-    "guide/qubo.rst": "block 1: NameError, f1 is not defined (and a LocalCluster without "
-                      "a guard)",
 }
 
 

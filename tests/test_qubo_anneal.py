@@ -227,7 +227,7 @@ def test_dimod_vartype_spellings(spelling, expected):
         solvers.qubo_moments(Q, c, vartype=expected).var, rel=1e-15)
 
 
-@pytest.mark.parametrize("bad", ["ising", "", None, 3, {0, 2}])
+@pytest.mark.parametrize("bad", ["ising", "", 3, {0, 2}])  # None: the default
 def test_unknown_vartype(bad):
     with pytest.raises(ValueError, match="vartype"):
         minimize_qubo(np.eye(2), vartype=bad)
@@ -244,33 +244,48 @@ static Dim3 blockDim = {1}, blockIdx = {0}, threadIdx = {0};
 #define __forceinline__ inline
 %s
 extern "C" void run_all(const double* W, int n, const double* betas, int n_betas,
-                        signed char* X, double* H, unsigned long long* states, int n_reads,
-                        int polish) {
+                        long long t0, signed char* X, double* H, double* E,
+                        const unsigned long long* starts, const signed char* running,
+                        int n_reads, int polish) {
     for (int r = 0; r < n_reads; ++r) {
         blockIdx.x = r;
-        anneal_dense(W, n, betas, n_betas, X, H, states, n_reads, polish);
+        anneal_dense(W, n, betas, n_betas, t0, X, H, E, starts, running, n_reads, polish);
     }
 }
 """
 
 
-def test_cuda_kernel_source_matches_numba_on_the_cpu(tmp_path):
-    """Compile the CuPy kernel's CUDA C as C++ and run it thread by thread on the CPU: it must
-    reproduce the Numba kernel read for read (same counter-based streams, same schedule)."""
+def _compiled_cuda_source(tmp_path):
+    """The CuPy kernel's CUDA C compiled as C++: ``run_all`` runs it thread by thread."""
     import ctypes
     import shutil
     import subprocess
 
-    from solvers.qubo import _anneal_cupy, _anneal_numba
+    from solvers.qubo import _anneal_cupy
 
     if shutil.which("g++") is None:
         pytest.skip("no C++ compiler")
-    src = tmp_path / "kernel.cpp"
-    lib = tmp_path / "kernel.so"
+    src, lib = tmp_path / "kernel.cpp", tmp_path / "kernel.so"
     src.write_text(_HARNESS % _anneal_cupy.SOURCE)
     subprocess.run(["g++", "-O1", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
-    run_all = ctypes.CDLL(str(lib)).run_all
+    return ctypes.CDLL(str(lib)).run_all
 
+
+def _call_run_all(run_all, W, betas, t0, Xt, Ht, E, starts, running, polish):
+    import ctypes
+
+    ptr = lambda arr: arr.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
+    run_all(ptr(W), ctypes.c_int(W.shape[0]), ptr(betas), ctypes.c_int(len(betas)),
+            ctypes.c_longlong(int(t0)), ptr(Xt), ptr(Ht), ptr(E), ptr(starts), ptr(running),
+            ctypes.c_int(Xt.shape[1]), ctypes.c_int(int(polish)))
+
+
+def test_cuda_kernel_source_matches_numba_on_the_cpu(tmp_path):
+    """Compile the CuPy kernel's CUDA C as C++ and run it thread by thread on the CPU: it must
+    reproduce the Numba kernel read for read (same counter-based streams, same schedule)."""
+    from solvers.qubo._anneal_numba import NumbaChains, start_states
+
+    run_all = _compiled_cuda_source(tmp_path)
     rng = np.random.default_rng(21)
     n, reads = 25, 6
     Q = rng.normal(size=(n, n))
@@ -278,19 +293,24 @@ def test_cuda_kernel_source_matches_numba_on_the_cpu(tmp_path):
     W = Q + Q.T - 2 * np.diag(a)
     betas = np.geomspace(0.05, 5.0, 40)
     X0 = rng.integers(0, 2, size=(reads, n)).astype(np.int8)
-    seeds = _anneal_numba.start_states(np.uint64(rng.integers(2**63)), 5, reads)
+    base = np.uint64(rng.integers(2**63))
     for polish in (0, 1):
-        Xn, Hn, Sn = X0.copy(), a + X0 @ W, seeds.copy()
-        _anneal_numba.anneal_dense(W, Xn, Hn, betas, Sn, bool(polish))
+        cpu = NumbaChains(a, W, 0.0, X0, base, first=5)
+        cpu.sweep(betas[:15])
+        cpu.sweep(betas[15:])
+        if polish:
+            cpu.descend()
         Xt = np.ascontiguousarray(X0.T)
         Ht = np.ascontiguousarray((a + X0 @ W).T)
-        St = seeds.copy()
-        ptr = lambda arr: arr.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
-        run_all(ptr(W), ctypes.c_int(n), ptr(betas), ctypes.c_int(len(betas)), ptr(Xt),
-                ptr(Ht), ptr(St), ctypes.c_int(reads), ctypes.c_int(polish))
-        np.testing.assert_array_equal(Xt.T, Xn)
-        np.testing.assert_array_equal(St, Sn)
-        np.testing.assert_allclose(Ht.T, Hn, atol=1e-9)
+        E = X0 @ a + 0.5 * np.sum(X0 * (X0 @ W), axis=1)
+        starts = start_states(base, 5, reads)
+        running = np.ones(reads, dtype=np.int8)
+        _call_run_all(run_all, W, betas[:15], 0, Xt, Ht, E, starts, running, 0)
+        _call_run_all(run_all, W, betas[15:], 15, Xt, Ht, E, starts, running, polish)
+        Xc, Ec = cpu.current()
+        np.testing.assert_array_equal(Xt.T, Xc)
+        if not polish:  # the tracked energies (the descent does not track them)
+            np.testing.assert_allclose(E, Ec, atol=1e-9)
 
 
 @pytest.mark.gpu
@@ -342,31 +362,21 @@ def test_float32_couplings_path():
 def _fake_cupy(tmp_path):
     """A stand-in ``cupy`` module backed by numpy whose RawKernel runs the CUDA source
     compiled as C++ (one "thread" per read, in order)."""
-    import ctypes
-    import shutil
-    import subprocess
     import types
 
     from solvers.qubo import _anneal_cupy
 
-    if shutil.which("g++") is None:
-        pytest.skip("no C++ compiler")
-    src, lib = tmp_path / "kernel.cpp", tmp_path / "kernel.so"
-    src.write_text(_HARNESS % _anneal_cupy.SOURCE)
-    subprocess.run(["g++", "-O1", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
-    run_all = ctypes.CDLL(str(lib)).run_all
+    run_all = _compiled_cuda_source(tmp_path)
 
     def raw_kernel(source, name):
         assert source == _anneal_cupy.SOURCE and name == "anneal_dense"
 
         def launch(grid, block, args):
-            W, n, b, nb, Xt, Ht, states, reads, polish = args
-            for arr in (W, b, Xt, Ht, states):
+            W, n, b, nb, t0, Xt, Ht, E, starts, running, reads, polish = args
+            for arr in (W, b, Xt, Ht, E, starts, running):
                 assert isinstance(arr, np.ndarray) and arr.flags.c_contiguous
-            assert grid[0] * block[0] >= reads
-            ptr = lambda arr: arr.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
-            run_all(ptr(W), ctypes.c_int(int(n)), ptr(b), ctypes.c_int(int(nb)), ptr(Xt),
-                    ptr(Ht), ptr(states), ctypes.c_int(int(reads)), ctypes.c_int(int(polish)))
+            assert grid[0] * block[0] >= reads and W.shape[0] == n and len(b) == nb
+            _call_run_all(run_all, W, b, t0, Xt, Ht, E, starts, running, polish)
 
         return launch
 
@@ -409,3 +419,14 @@ def test_cupy_chains_glue_matches_numba_chains(tmp_path, monkeypatch):
     Xf = Xg.astype(float)
     np.testing.assert_allclose(Eg, 1.5 + Xf @ a + 0.5 * np.sum(Xf * (Xf @ W), axis=1),
                                rtol=1e-12)
+    # a target: groups stop at the same sweeps, launch by launch on the GPU
+    goal = float(np.sort(Ec)[reads // 2]) + 2.0
+    gpu = _anneal_cupy.CupyChains(a, W, 1.5, X0, base=99, first=0)
+    cpu = NumbaChains(a, W, 1.5, X0, base=99, first=0, single=False)
+    gpu.sweep(betas, goal)
+    cpu.sweep(betas, goal)
+    first = int(np.nonzero(cpu.stops >= 0)[0][0])  # later groups may give up at any sweep
+    assert 0 <= first < len(cpu.stops) and np.all(cpu.stops[:first] == -1)
+    np.testing.assert_array_equal(gpu.stops[:first + 1], cpu.stops[:first + 1])
+    keep = (first + 1) * 8
+    np.testing.assert_array_equal(gpu.current()[0][:keep], cpu.current()[0][:keep])

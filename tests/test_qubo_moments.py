@@ -199,7 +199,7 @@ def test_dict_with_labels():
     (np.eye(3), {"p": np.array([0.5, 0.5, 2.0])}, "p must be in"),
     (np.eye(3), {"p": np.array([0.5, 0.5])}, "shape"),
     (np.eye(3), {"weight": 4}, "weight must be in"),
-    (np.eye(3), {"weight": -1}, "weight must be in"),
+    (np.eye(3), {"weight": -1}, "weight must be >= 0"),
     (np.eye(3), {"weight": 1, "p": 0.5}, "not both"),
     (np.eye(3), {"c": np.ones(2)}, "c must have shape"),
     (np.eye(3), {"c": np.array([1.0, np.nan, 0.0])}, "finite"),

@@ -8,7 +8,9 @@ Public functions (loaded lazily so ``import solvers`` stays light):
   objectives and their weighted sum;
 - :func:`pareto_sweep`, :func:`hypervolume`, :func:`pareto_front` -- weight sweeps, the
   non-dominated set and its hypervolume;
-- :func:`minimize_qubo` -- simulated annealing (Numba, many reads in parallel; CuPy).
+- :func:`minimize_qubo` -- simulated annealing (Numba, many reads in parallel; CuPy);
+- :class:`QUBOSampler` -- the annealer as a ``dimod.Sampler`` (needs dimod, imported only
+  when this name is first used).
 """
 from .._lazy import lazy_exports
 
@@ -22,6 +24,7 @@ _EXPORTS = {
     "pareto_front": "solvers.qubo.pareto",
     "hypervolume": "solvers.qubo.pareto",
     "minimize_qubo": "solvers.qubo.anneal",
+    "QUBOSampler": "solvers.qubo.sampler",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,67 +1,206 @@
 """Numba kernels for simulated annealing on a binary QUBO, and the chains that hold them.
 
 The objective is ``f(x) = c0 + a^T x + x^T W x / 2`` with ``W`` symmetric, zero diagonal.
-Each read keeps its state ``x`` (int8) and the local field ``h = a + W x``; flipping bit
-``i`` changes ``f`` by ``(1 - 2 x_i) h_i`` and costs one row of ``W`` (dense, ``O(n)``) or
-its nonzeros (CSR, ``O(deg i)``) to update ``h``. Reads run in parallel (``prange``); read
-``r`` draws from stream ``r`` of the library's counter-based generator
-(:mod:`solvers._lib._prng`), so results depend neither on the number of threads nor on how
-the reads are split between processes.
+Each read keeps its state ``x`` (int8), the local field ``h = a + W x`` and its energy;
+flipping bit ``i`` changes ``f`` by ``(1 - 2 x_i) h_i`` and costs one row of ``W`` to update
+``h``. Reads come in groups of :data:`GROUP` (see :mod:`._anneal_kernels` for the group
+and random-stream conventions); groups run in parallel (``prange``).
+
+- Dense ``W``: the reads of a group take their sweeps in turn (without a target every
+  read runs on its own, in parallel over reads), each flip adds a row of ``W`` to ``h``
+  (a contiguous, vectorized loop).
+- CSR ``W``: the reads of a group run in lockstep, one SIMD lane per read: the fields are
+  stored ``(n, GROUP)``, the uniforms of a sweep are drawn for every lane at once before
+  the sweep, the acceptance test runs on all lanes together, and a flip in any lane walks
+  the CSR row once, updating all lanes' fields with one vector operation per neighbour.
+  The neighbour lists are read once per group instead of once per read.
+
+With integer weights whose fields stay below ``2**24`` the fields and couplings are float32
+(exact, and half the memory traffic). The acceptance probability ``exp(-y)`` is a short
+polynomial (relative error below 1e-10, see :func:`exp_neg`) that vectorizes.
 """
 import numpy as np
 import scipy.sparse as sps
 
-from .._lib._prng import next_uniform, stream_start
+from .._lib._prng import GOLDEN, next_uniform, stream_start
 from .._lib.numba_config import jit, jit_parallel, prange
+from ._anneal_groups import ABANDONED, GROUP, RUNNING
 
-#: moves with beta * delta above this are rejected without drawing (exp(-40) ~ 4e-18)
+#: ``beta * delta`` above which a move is always rejected (``exp(-40) ~ 4e-18`` is below
+#: the smallest uniform the generator returns, ``2**-54``)
 _CUTOFF = 40.0
 
 
 @jit
-def _sweeps_dense(W, x, h, betas, state):
-    n = x.shape[0]
-    s = state
-    for t in range(betas.shape[0]):
-        beta = betas[t]
-        for i in range(n):
-            d = h[i] if x[i] == 0 else -h[i]
-            accept = d <= 0.0
-            if not accept and beta * d < _CUTOFF:
-                s, u = next_uniform(s)
-                accept = u < np.exp(-beta * d)
-            if accept:
-                if x[i] == 0:
-                    x[i] = 1
-                    row = W[i]
-                    for j in range(n):
-                        h[j] += row[j]
-                else:
-                    x[i] = 0
-                    row = W[i]
-                    for j in range(n):
-                        h[j] -= row[j]
-    return s
+def exp_neg(y):
+    """``exp(-y)`` for ``0 <= y <= 40`` (``y`` is clamped to that range).
+
+    ``exp(-y) = exp(-y / 256) ** 256``: a degree-8 Taylor polynomial on ``[-0.157, 0]``
+    (truncation below 2e-13 relative) then eight squarings (which multiply the relative
+    error by 256). Only arithmetic, so a loop over lanes vectorizes.
+    """
+    y = min(max(y, 0.0), _CUTOFF)
+    z = y * (-1.0 / 256.0)
+    p = 1.0 + z * (1.0 + z * (0.5 + z * (1.0 / 6.0 + z * (1.0 / 24.0 + z * (
+        1.0 / 120.0 + z * (1.0 / 720.0 + z * (1.0 / 5040.0 + z * (1.0 / 40320.0))))))))
+    for _ in range(8):
+        p = p * p
+    return p
 
 
 @jit
-def _sweeps_csr(indptr, indices, data, x, h, betas, state):
+def uniform_at(start, counter):
+    """Output number ``counter`` (0-based) of the stream that starts at ``start``."""
+    return next_uniform(start + np.uint64(counter) * GOLDEN)[1]
+
+
+@jit
+def _group_hit(E, n_real, target):
+    for r in range(n_real):
+        if E[r] <= target:
+            return True
+    return False
+
+
+@jit
+def _lower_group_stopped(stops, g):
+    for k in range(g):
+        if stops[k] >= 0:
+            return True
+    return False
+
+
+@jit
+def _sweep_dense(W, x, h, beta, start, counter):
+    """One sweep of one read; returns the energy change."""
     n = x.shape[0]
-    s = state
+    change = 0.0
+    for i in range(n):
+        step = 1.0 - 2.0 * x[i]
+        d = step * h[i]
+        accept = d <= 0.0
+        if not accept and beta * d < _CUTOFF:
+            accept = uniform_at(start, counter + i) < exp_neg(beta * d)
+        if accept:
+            x[i] = 1 - x[i]
+            change += d
+            row = W[i]
+            s = h.dtype.type(step)
+            for j in range(n):
+                h[j] += s * row[j]
+    return change
+
+
+@jit
+def _group_dense(W, X, H, E, betas, t0, starts, n_real, target, stops, g):
+    """Sweeps of the reads of group ``g`` (rows of ``X``, ``H``, ``E``, ``starts``); the
+    schedule ``betas`` ends early at a NaN."""
+    n = X.shape[1]
     for t in range(betas.shape[0]):
-        beta = betas[t]
-        for i in range(n):
-            d = h[i] if x[i] == 0 else -h[i]
-            accept = d <= 0.0
-            if not accept and beta * d < _CUTOFF:
-                s, u = next_uniform(s)
-                accept = u < np.exp(-beta * d)
-            if accept:
-                sign = 1.0 if x[i] == 0 else -1.0
-                x[i] = 1 - x[i]
-                for k in range(indptr[i], indptr[i + 1]):
-                    h[indices[k]] += sign * data[k]
-    return s
+        if np.isnan(betas[t]):
+            break
+        counter = (t0 + t) * n
+        for r in range(n_real):  # padding rows stay as they are
+            E[r] += _sweep_dense(W, X[r], H[r], betas[t], starts[r], counter)
+        if _group_hit(E, n_real, target):
+            return t0 + t + 1
+        if _lower_group_stopped(stops, g):
+            return ABANDONED
+    return RUNNING
+
+
+@jit_parallel
+def anneal_dense(W, X, H, E, betas, t0, starts, n_real, target, stops):
+    """Sweeps ``t0, t0 + 1, ...`` of every running group, in place.
+
+    ``X``, ``H``: ``(n_groups * GROUP, n)``; ``E``, ``starts``: ``(n_groups * GROUP,)``;
+    ``n_real``, ``stops``: ``(n_groups,)``; ``betas``: ``(1, sweeps)`` for all groups or
+    ``(n_groups, sweeps)``, one schedule per group (NaN-padded when shorter).
+    """
+    for g in prange(stops.shape[0]):
+        if stops[g] == RUNNING:
+            lo, hi = g * GROUP, (g + 1) * GROUP
+            row = betas[g] if betas.shape[0] > 1 else betas[0]
+            stops[g] = _group_dense(W, X[lo:hi], H[lo:hi], E[lo:hi], row, t0,
+                                    starts[lo:hi], n_real[g], target, stops, g)
+
+
+@jit_parallel
+def anneal_dense_reads(W, X, H, E, betas, t0, starts, n_reads):
+    """:func:`anneal_dense` without a target: every read on its own (the same sweeps, in
+    parallel over reads rather than groups)."""
+    n = X.shape[1]
+    for r in prange(n_reads):
+        for t in range(betas.shape[0]):
+            E[r] += _sweep_dense(W, X[r], H[r], betas[t], starts[r], (t0 + t) * n)
+
+
+@jit
+def _draw_lanes(U, starts, counter):
+    n, lanes = U.shape
+    for i in range(n):
+        for r in range(lanes):
+            U[i, r] = uniform_at(starts[r], counter + i)
+
+
+@jit
+def _sweep_lanes(indptr, indices, data, X, H, E, U, M, beta):
+    """One lockstep sweep of a group: ``X``, ``H`` are ``(n, lanes)``, ``E`` ``(lanes,)``."""
+    n, lanes = X.shape
+    for i in range(n):
+        moved = False
+        for r in range(lanes):
+            step = 1.0 - 2.0 * X[i, r]
+            d = step * H[i, r]
+            accept = (d <= 0.0) | (U[i, r] < exp_neg(beta * d))
+            M[r] = step if accept else 0.0
+            E[r] += d if accept else 0.0
+            X[i, r] += np.int8(M[r])
+            moved |= accept
+        if moved:
+            for k in range(indptr[i], indptr[i + 1]):
+                j = indices[k]
+                w = data[k]
+                for r in range(lanes):
+                    H[j, r] += M[r] * w
+
+
+@jit
+def _group_csr(indptr, indices, data, X, H, E, betas, t0, starts, n_real, target, stops, g):
+    n, lanes = X.shape
+    U = np.empty((n, lanes))
+    M = np.empty(lanes, dtype=H.dtype)
+    for t in range(betas.shape[0]):
+        if np.isnan(betas[t]):
+            break
+        _draw_lanes(U, starts, (t0 + t) * n)
+        _sweep_lanes(indptr, indices, data, X, H, E, U, M, betas[t])
+        if _group_hit(E, n_real, target):
+            return t0 + t + 1
+        if _lower_group_stopped(stops, g):
+            return ABANDONED
+    return RUNNING
+
+
+@jit_parallel
+def anneal_csr(indptr, indices, data, X, H, E, betas, t0, starts, n_real, target, stops):
+    """CSR version of :func:`anneal_dense`; ``X``, ``H`` are ``(n_groups, n, GROUP)``,
+    ``E``, ``starts`` ``(n_groups, GROUP)``."""
+    for g in prange(stops.shape[0]):
+        if stops[g] == RUNNING:
+            row = betas[g] if betas.shape[0] > 1 else betas[0]
+            stops[g] = _group_csr(indptr, indices, data, X[g], H[g], E[g], row, t0,
+                                  starts[g], n_real[g], target, stops, g)
+
+
+@jit
+def _best_flip(x, h):
+    best, arg = 0.0, -1
+    for i in range(x.shape[0]):
+        d = h[i] if x[i] == 0 else -h[i]
+        if d < best:
+            best, arg = d, i
+    return arg
 
 
 @jit
@@ -69,128 +208,196 @@ def _descend_dense(W, x, h, max_flips):
     """Steepest descent: flip the most improving bit until none improves."""
     n = x.shape[0]
     for _ in range(max_flips):
-        best, arg = 0.0, -1
-        for i in range(n):
-            d = h[i] if x[i] == 0 else -h[i]
-            if d < best:
-                best, arg = d, i
+        arg = _best_flip(x, h)
         if arg < 0:
             return
-        sign = 1.0 if x[arg] == 0 else -1.0
+        s = h.dtype.type(1.0 - 2.0 * x[arg])
         x[arg] = 1 - x[arg]
         row = W[arg]
         for j in range(n):
-            h[j] += sign * row[j]
+            h[j] += s * row[j]
 
 
 @jit
 def _descend_csr(indptr, indices, data, x, h, max_flips):
-    n = x.shape[0]
     for _ in range(max_flips):
-        best, arg = 0.0, -1
-        for i in range(n):
-            d = h[i] if x[i] == 0 else -h[i]
-            if d < best:
-                best, arg = d, i
+        arg = _best_flip(x, h)
         if arg < 0:
             return
-        sign = 1.0 if x[arg] == 0 else -1.0
+        s = h.dtype.type(1.0 - 2.0 * x[arg])
         x[arg] = 1 - x[arg]
         for k in range(indptr[arg], indptr[arg + 1]):
-            h[indices[k]] += sign * data[k]
+            h[indices[k]] += s * data[k]
+
+
+@jit_parallel
+def descend_dense(W, X, H):
+    """Steepest descent of every read (rows of ``X``, ``H``) to a 1-flip local minimum."""
+    for r in prange(X.shape[0]):
+        _descend_dense(W, X[r], H[r], 10 * X.shape[1] + 10)
+
+
+@jit_parallel
+def descend_csr(indptr, indices, data, X, H):
+    """:func:`descend_dense` for the lockstep layout ``(n_groups, n, GROUP)``."""
+    n_groups, n, lanes = X.shape
+    for k in prange(n_groups * lanes):
+        g, r = k // lanes, k % lanes
+        _descend_csr(indptr, indices, data, X[g, :, r], H[g, :, r], 10 * n + 10)
 
 
 @jit_parallel
 def start_states(base, first, n_reads):
-    """Generator states of reads ``first, ..., first + n_reads - 1`` of a run seeded ``base``."""
+    """Stream starts of reads ``first, ..., first + n_reads - 1`` of a run seeded ``base``."""
     out = np.empty(n_reads, dtype=np.uint64)
     for r in prange(n_reads):
         out[r] = stream_start(base, first + r)
     return out
 
 
-@jit_parallel
-def anneal_dense(W, X, H, betas, states, polish):
-    """Run ``len(betas)`` sweeps on every read (rows of ``X``, ``H``, ``states``) in place."""
-    for r in prange(X.shape[0]):
-        states[r] = _sweeps_dense(W, X[r], H[r], betas, states[r])
-        if polish:
-            _descend_dense(W, X[r], H[r], 10 * X.shape[1] + 10)
+def exact_in_float32(a, W):
+    """True when every field ``a + W x`` is an integer below ``2**24`` in magnitude, so
+    float32 fields and couplings give exactly the float64 arithmetic."""
+    vals = W.data if sps.issparse(W) else W
+    if not (np.all(a == np.round(a)) and np.all(vals == np.round(vals))):
+        return False
+    rows = np.asarray(abs(W).sum(axis=1)).ravel() if sps.issparse(W) else \
+        np.abs(W).sum(axis=1)
+    return a.size == 0 or float(np.max(np.abs(a) + rows)) < 2.0 ** 24
 
 
-@jit_parallel
-def anneal_csr(indptr, indices, data, X, H, betas, states, polish):
-    """CSR version of :func:`anneal_dense`."""
-    for r in prange(X.shape[0]):
-        states[r] = _sweeps_csr(indptr, indices, data, X[r], H[r], betas, states[r])
-        if polish:
-            _descend_csr(indptr, indices, data, X[r], H[r], 10 * X.shape[1] + 10)
+class Couplings:
+    """The couplings of one problem in the kernels' formats, prepared once per run and
+    shared by every batch of reads (:meth:`NumbaChains.prepare`)."""
+
+    def __init__(self, a, W, single):
+        self.a = np.ascontiguousarray(a, dtype=np.float64)
+        self.dense = not sps.issparse(W) or W.nnz > 0.25 * W.shape[0] ** 2
+        W = (W.toarray() if sps.issparse(W) else W) if self.dense else sps.csr_matrix(W)
+        exact = exact_in_float32(self.a, W)
+        self.field = np.float32 if exact else np.float64
+        self.single = self.dense and bool(single) and not exact
+        if self.dense:
+            self.W = np.ascontiguousarray(W, dtype=np.float64)
+            self.Wk = self.W.astype(np.float32) if (exact or self.single) else self.W
+            self.Wd = self.Wk if exact else self.W  # the descent's couplings
+        else:
+            self.W = W.astype(np.float64)
+            self.csr = (W.indptr.astype(np.int64), W.indices.astype(np.uint32),
+                        W.data.astype(self.field))
+
+    def fields_of(self, Xf):
+        """``W x`` of float64 states (rows)."""
+        return Xf @ self.W if self.dense else (self.W @ Xf.T).T
 
 
 class NumbaChains:
-    """The reads of one annealing run on the CPU: states ``X``, fields ``H``, generators.
+    """The reads of one annealing run on the CPU: states, fields, energies, streams.
 
     Parameters
     ----------
     a, W, c0 : numpy arrays / CSR matrix, float
-        The binary canonical form.
+        The binary canonical form (ignored when ``prepared`` is given).
     X0 : numpy.ndarray of int8, shape (n_reads, n)
         Initial states.
     base : numpy.uint64
         Seed of the run's generator; read ``r`` uses stream ``first + r``.
     first : int
-        Global index of the first read (reads split over workers keep their streams).
+        Global index of the first read (a multiple of ``GROUP`` when reads are split).
     single : bool
-        Sweep with float32 couplings (dense only; the descent and energies use float64).
+        Dense only: sweep with float32 couplings (the descent and energies use float64).
     xp : module, optional
         Ignored (numpy); the generic chains need it.
+    prepared : Couplings, optional
+        The output of :meth:`prepare` for this ``a``, ``W``, ``single`` (reused by batches).
     """
 
-    def __init__(self, a, W, c0, X0, base, first=0, single=False, xp=None):
-        self.a = np.ascontiguousarray(a, dtype=np.float64)
+    @staticmethod
+    def prepare(a, W, single=False, xp=None):
+        return Couplings(a, W, single)
+
+    def __init__(self, a, W, c0, X0, base, first=0, single=False, xp=None, prepared=None):
+        cp = Couplings(a, W, single) if prepared is None else prepared
+        self.cp, self.a, self.dense, self.field = cp, cp.a, cp.dense, cp.field
+        self.single, self.W = cp.single, cp.W
         self.c0 = float(c0)
-        self.X = np.array(X0, dtype=np.int8, order="C")
-        self.dense = not sps.issparse(W) or W.nnz > 0.25 * W.shape[0] ** 2
-        self.single = bool(single) and self.dense
+        self.n_reads, self.n = X0.shape
+        n_groups = -(-self.n_reads // GROUP)
+        pad = n_groups * GROUP
+        X = np.zeros((pad, self.n), dtype=np.int8)
+        X[:self.n_reads] = X0
+        self.n_real = np.minimum(GROUP, self.n_reads - GROUP * np.arange(n_groups))
+        self.stops = np.full(n_groups, RUNNING, dtype=np.int64)
+        self.starts = start_states(np.uint64(base), np.int64(first), pad)
+        self.t = 0
         if self.dense:
-            self.W = np.ascontiguousarray(W.toarray() if sps.issparse(W) else W,
-                                          dtype=np.float64)
-            self.Wk = self.W.astype(np.float32) if self.single else self.W
+            self.Wk, self.Wd, self.X = cp.Wk, cp.Wd, X
         else:
-            self.W = sps.csr_matrix(W, dtype=np.float64)
-        self.H = np.ascontiguousarray(self._fields())
-        self.states = start_states(np.uint64(base), np.int64(first), self.X.shape[0])
+            self.csr = cp.csr
+            self.X = np.ascontiguousarray(X.reshape(n_groups, GROUP, self.n)
+                                          .transpose(0, 2, 1))
+        Xf = X.astype(np.float64)
+        WX = cp.fields_of(Xf)
+        self.H = self._lanes((self.a + WX).astype(self.field))
+        self.E = self._lanes(Xf @ self.a + 0.5 * np.sum(Xf * WX, axis=1))
+
+    def states(self):
+        """``(n_groups * GROUP, n)`` int8 states, padding lanes included."""
+        if self.dense:
+            return self.X
+        return self.X.transpose(0, 2, 1).reshape(self.stops.shape[0] * GROUP, self.n)
+
+    def _lanes(self, rows):
+        """Rows ``(n_groups * GROUP, ...)`` in the kernel's layout."""
+        if self.dense:
+            return np.ascontiguousarray(rows)
+        g = self.stops.shape[0]
+        if rows.ndim == 1:
+            return rows.reshape(g, GROUP)
+        return np.ascontiguousarray(rows.reshape(g, GROUP, self.n).transpose(0, 2, 1))
+
+    def fields_of(self, X):
+        """Local fields ``a + W x`` of states ``X`` (rows), float64."""
+        return self.a + self.cp.fields_of(np.asarray(X, dtype=np.float64))
 
     def _fields(self):
-        Xf = self.X.astype(np.float64)
-        return self.a + (Xf @ self.W if self.dense else (self.W @ Xf.T).T)
+        Xf = self.states().astype(np.float64)
+        return self._lanes((self.a + self.cp.fields_of(Xf)).astype(self.field))
 
-    def _run(self, Wk, betas, polish):
+    def sweep(self, betas, target=None):
+        """Run one sweep per entry of ``betas`` on every running group; with ``target``,
+        a group stops at the end of the first sweep at which a read reaches it. ``betas``
+        may also be ``(n_groups, sweeps)``: one schedule per group, NaN-padded."""
         betas = np.ascontiguousarray(betas, dtype=np.float64)
-        if self.dense:
-            anneal_dense(Wk, self.X, self.H, betas, self.states, polish)
+        goal = -np.inf if target is None else float(target) - self.c0
+        args = (self.X, self.H, self.E, np.atleast_2d(betas), np.int64(self.t),
+                self._lanes(self.starts), self.n_real, goal, self.stops)
+        if self.dense and target is None and betas.ndim == 1:
+            anneal_dense_reads(self.Wk, self.X, self.H, self.E, betas, np.int64(self.t),
+                               self.starts, self.n_reads)
+        elif self.dense:
+            anneal_dense(self.Wk, *args)
         else:
-            W = self.W
-            anneal_csr(W.indptr, W.indices, W.data, self.X, self.H, betas, self.states,
-                       polish)
-
-    def sweep(self, betas):
-        """Run one sweep per entry of ``betas`` on every read."""
-        self._run(self.Wk if self.dense else None, betas, False)
+            anneal_csr(*self.csr, *args)
+        self.t += betas.shape[-1]
 
     def descend(self):
-        """Steepest descent of every read to a 1-flip local minimum (float64 couplings)."""
+        """Steepest descent of every read to a 1-flip local minimum (exact couplings)."""
         if self.single:  # exact fields first: the sweeps accumulated float32 rows
-            self.H = np.ascontiguousarray(self._fields())
-        self._run(self.W if self.dense else None, np.empty(0), True)
+            self.H = self._fields()
+        if self.dense:
+            k = self.n_reads  # not the padding rows
+            descend_dense(self.Wd, self.X[:k], self.H[:k])
+        else:
+            descend_csr(*self.csr, self.X, self.H)
 
     def current(self):
-        """A copy of ``X`` and the energies from the fields: ``c0 + (a + h) . x / 2``."""
-        Xf = self.X.astype(np.float64)
-        return self.X.copy(), self.c0 + 0.5 * np.sum(Xf * (self.a + self.H), axis=1)
+        """A copy of ``X`` and the tracked energies (``(n_reads, ...)``)."""
+        E = self.E.reshape(-1)[:self.n_reads]
+        return self.states()[:self.n_reads].copy(), self.c0 + E
 
     def finish(self):
         """``(X, energies)`` with the energies recomputed from the samples (no drift)."""
-        Xf = self.X.astype(np.float64)
-        WX = Xf @ self.W if self.dense else (self.W @ Xf.T).T
-        return self.X, self.c0 + Xf @ self.a + 0.5 * np.sum(Xf * WX, axis=1)
+        X = np.ascontiguousarray(self.states()[:self.n_reads])
+        Xf = X.astype(np.float64)
+        return X, self.c0 + Xf @ self.a + 0.5 * np.sum(Xf * self.cp.fields_of(Xf), axis=1)

@@ -9,7 +9,10 @@ A QUBO objective is ``f(x) = x^T Q x + c^T x + offset`` over ``x`` in ``{0, 1}^n
 - a dict ``{(i, j): w}`` (``w`` added to ``Q[i, j]``; integer keys index the variables
   directly, other hashable labels are numbered in order of first appearance);
 - a dimod ``BinaryQuadraticModel`` (duck-typed: dimod itself is never imported), whose
-  vartype, linear biases and offset are used.
+  vartype, linear biases and offset are used (an explicit ``vartype`` must agree with it).
+
+dimod's other models (constrained, integer, discrete, higher-order) are refused with an
+error naming the dimod function that converts them to a ``BinaryQuadraticModel``.
 
 :func:`parse_qubo` turns any of these into a :class:`Qubo` record; :func:`to_binary`
 rewrites a spin objective as an equivalent binary one (``x = (1 + s) / 2``).
@@ -20,6 +23,7 @@ import numpy as np
 import scipy.sparse as sps
 
 from .._lib import array_namespace, as_float_array, check_finite
+from .._lib.params import Constraint
 
 VARTYPES = ("binary", "spin")
 _VARTYPE_SETS = {frozenset((0, 1)): "binary", frozenset((-1, 1)): "spin"}
@@ -43,6 +47,25 @@ def check_vartype(vartype):
             return found
     raise ValueError(f"vartype must be 'binary' or 'spin' (dimod's 'BINARY' / 'SPIN' and "
                      f"the sets {{0, 1}} / {{-1, 1}} also work), got {vartype!r}")
+
+
+class Vartype(Constraint):
+    """Option-spec constraint of ``vartype`` (normalized by :func:`check_vartype`)."""
+
+    kind = "str"
+
+    def check(self, value, name):
+        return check_vartype(value)
+
+    def invalid_values(self):
+        return {"str": "ternary", "int": 3, "set": frozenset((0, 2))}
+
+    def describe(self):
+        return '"binary" or "spin"'
+
+
+#: the ``vartype`` option (``None``: binary, or the vartype of a BinaryQuadraticModel)
+VARTYPE = Vartype()
 
 
 class Qubo(NamedTuple):
@@ -70,6 +93,35 @@ class Qubo(NamedTuple):
         return () if self.sparse else tuple(self.Q.shape[:-2])
 
 
+#: dimod model classes that are not BQMs -> the conversion to suggest
+_DIMOD_CONVERSIONS = {
+    "ConstrainedQuadraticModel":
+        "dimod.cqm_to_bqm(cqm, lagrange_multiplier=...) (constraints become penalties; it "
+        "returns the BQM and an inverter for the samples)",
+    "QuadraticModel":
+        "dimod.cqm_to_bqm(dimod.CQM.from_quadratic_model(qm)) (integer variables become "
+        "binary expansions)",
+    "DiscreteQuadraticModel":
+        "dimod.cqm_to_bqm(dimod.CQM.from_discrete_quadratic_model(dqm)) (one-hot "
+        "constraints become penalties)",
+    "BinaryPolynomial":
+        "dimod.make_quadratic(poly, strength, vartype) (higher-order terms are reduced "
+        "with auxiliary variables)",
+}
+
+
+def refuse_other_dimod_models(obj, name):
+    """TypeError naming the conversion to a BQM for dimod's other models."""
+    cls = type(obj)
+    if not cls.__module__.startswith("dimod"):
+        return
+    for base in cls.__mro__:
+        if base.__name__ in _DIMOD_CONVERSIONS:
+            raise TypeError(f"{name} is a dimod {base.__name__}; the QUBO functions take a "
+                            "BinaryQuadraticModel, a matrix or a dict. Convert it first with "
+                            f"{_DIMOD_CONVERSIONS[base.__name__]}")
+
+
 def is_bqm(obj):
     """True for a dimod BinaryQuadraticModel (duck-typed; dimod is never imported)."""
     return (hasattr(obj, "to_numpy_vectors") and hasattr(obj, "vartype")
@@ -95,7 +147,10 @@ def _from_dict(d, name="Q"):
     rows, cols, vals = [], [], []
     for key, w in d.items():
         if not (isinstance(key, tuple) and len(key) == 2):
-            raise TypeError(f"{name} as a dict needs keys (i, j), got key {key!r}")
+            more = (" (a higher-order term: reduce the polynomial to a quadratic one first, "
+                    "e.g. with dimod.make_quadratic)"
+                    if isinstance(key, tuple) and len(key) > 2 else "")
+            raise TypeError(f"{name} as a dict needs keys (i, j), got key {key!r}{more}")
         if ints:
             i, j = int(key[0]), int(key[1])
         else:
@@ -116,27 +171,38 @@ def _from_dict(d, name="Q"):
     return Q, variables
 
 
-def parse_qubo(Q, c=None, offset=0.0, vartype="binary", *, allow_stack=True, name="Q",
+def parse_qubo(Q, c=None, offset=0.0, vartype=None, *, allow_stack=True, name="Q",
                c_name="c", offset_name="offset"):
     """Validate a QUBO given in any supported form and return a :class:`Qubo`.
 
     ``name``, ``c_name`` and ``offset_name`` are the public names of ``Q``, ``c`` and
-    ``offset`` used in error messages (e.g. ``"objectives[1]"``).
+    ``offset`` used in error messages (e.g. ``"objectives[1]"``). ``vartype=None`` means
+    binary, or the vartype of a BinaryQuadraticModel; a given vartype must agree with it.
 
     Raises
     ------
     ValueError
-        Non-square ``Q``, NaN or inf entries, ``c`` of the wrong length, unknown vartype.
+        Non-square ``Q``, NaN or inf entries, ``c`` of the wrong length, unknown vartype, a
+        vartype that contradicts a BinaryQuadraticModel's.
     TypeError
-        A BinaryQuadraticModel together with ``c``, or an unsupported type.
+        A BinaryQuadraticModel together with ``c``, another dimod model, or an unsupported
+        type.
     """
-    vartype = check_vartype(vartype)
+    given = None if vartype is None else check_vartype(vartype)
+    vartype = "binary" if given is None else given
     variables = None
+    refuse_other_dimod_models(Q, name)
     if is_bqm(Q):
         if c is not None:
             raise TypeError(f"{c_name} cannot be given with a BinaryQuadraticModel (its "
                             "linear biases are used)")
         Q, c, bqm_offset, vartype, variables = _from_bqm(Q)
+        if given is not None and given != vartype:
+            other = "BINARY" if vartype == "binary" else "SPIN"
+            raise ValueError(f"vartype={given!r} contradicts the BinaryQuadraticModel "
+                             f"{name}, whose vartype is {other}: a BQM brings its own. Drop "
+                             f"vartype, or convert the model first with "
+                             f"bqm.change_vartype({given.upper()!r}, inplace=False)")
         offset = bqm_offset + float(offset)
     elif isinstance(Q, dict):
         Q, variables = _from_dict(Q, name)

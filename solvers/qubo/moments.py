@@ -32,8 +32,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._lib import as_float_array, check_finite, check_int, is_numpy_namespace
-from ._input import parse_qubo, to_binary
+from .._lib import Backend, as_float_array, check_finite
+from .._lib.params import Integer, Options, Param
+from ._input import VARTYPE, parse_qubo, to_binary
 
 __all__ = ["qubo_moments", "QuboMoments"]
 
@@ -90,7 +91,15 @@ class QuboMoments(NamedTuple):
         return self.var ** 0.5
 
 
-def qubo_moments(Q, c=None, offset=0.0, *, p=None, weight=None, vartype="binary"):
+OPTIONS = Options(
+    "MomentsOptions",
+    Param("weight", Integer(low=0), None, "fixed Hamming weight"),
+    Param("vartype", VARTYPE, None, "binary or spin variables"),
+)
+
+
+@OPTIONS.entry
+def qubo_moments(Q, c=None, offset=0.0, *, p=None, weight=None, vartype=None):
     r"""Exact mean and variance of ``f(x) = x^T Q x + c^T x + offset`` for random ``x``.
 
     Parameters
@@ -110,9 +119,9 @@ def qubo_moments(Q, c=None, offset=0.0, *, p=None, weight=None, vartype="binary"
     weight : int, optional
         Instead of independent bits, ``x`` is uniform over the assignments with exactly
         ``weight`` ones (binary) or ``+1`` spins (spin). Cannot be combined with ``p``.
-    vartype : {"binary", "spin"}
-        Domain of the variables: ``{0, 1}`` or ``{-1, +1}``. A BinaryQuadraticModel
-        brings its own vartype.
+    vartype : {"binary", "spin"}, optional
+        Domain of the variables: ``{0, 1}`` or ``{-1, +1}``. Default ``"binary"``; a
+        BinaryQuadraticModel brings its own (a vartype given with one must agree with it).
 
     Returns
     -------
@@ -153,27 +162,24 @@ def qubo_moments(Q, c=None, offset=0.0, *, p=None, weight=None, vartype="binary"
     >>> round(qubo_moments(Q, weight=1).var, 12)   # f in {1, -1}
     1.0
     """
-    q = to_binary(parse_qubo(Q, c, offset, vartype))
+    cfg = OPTIONS.validate(weight=weight, vartype=vartype)
+    q = to_binary(parse_qubo(Q, c, offset, cfg.vartype))
     if p is not None and weight is not None:
         raise ValueError("give either p (independent bits) or weight (fixed Hamming weight), "
                          "not both")
     n = q.n
     if weight is not None:
-        k = check_int(weight, "weight")
-        if not 0 <= k <= n:
+        k = cfg.weight
+        if k > n:
             raise ValueError(f"weight must be in [0, n] = [0, {n}], got {k}")
         out = _slice_sparse(q, k) if q.sparse else _slice_dense(q, k)
     else:
         pv = _check_p(p, q)
         out = _bernoulli_sparse(q, pv) if q.sparse else _bernoulli_dense(q, pv)
     mean, var = out
-    if q.sparse or (_is_numpy(q.xp) and q.Q.ndim == 2):
-        mean, var = float(mean), float(var)
+    if q.sparse or (Backend("generic", q.xp, q.xp).on_host and q.Q.ndim == 2):
+        mean, var = float(mean), float(var)  # one objective on the host: Python floats
     return QuboMoments(mean, var)
-
-
-def _is_numpy(xp):
-    return is_numpy_namespace(xp)
 
 
 def _check_p(p, q):

@@ -9,11 +9,13 @@ import itertools
 
 import numpy as np
 
-from .._lib import OptimizeResult, check_choice, check_int
+from .._lib import OptimizeResult, Progress, check_int
 from .._lib import to_host
 from .._lib.parallel import check_workers, parallel_map, spawn_generators
+from .._lib.params import FLAG, POSITIVE, SEED, WORKERS, Choice, Integer, Options, Param, Real
+from ._input import VARTYPE
 from .anneal import minimize_qubo
-from .scaling import METHODS, _objectives, as_objective, qubo_energy, scalarize, scale_qubos
+from .scaling import METHODS, _as_objective, _objectives, qubo_energy, scalarize, scale_qubos
 
 __all__ = ["pareto_front", "hypervolume", "pareto_sweep", "weight_grid"]
 
@@ -251,9 +253,24 @@ def weight_grid(n_objectives, n_weights):
     return np.asarray(sorted(rows), dtype=np.float64) / h
 
 
+SWEEP_OPTIONS = Options(
+    "ParetoSweepOptions",
+    Param("scaling", Choice(*METHODS), "variance", "how objectives are scaled"),
+    Param("weight", Integer(low=0), None, "fixed Hamming weight of the measure"),
+    Param("vartype", VARTYPE, None, "binary or spin variables"),
+    Param("penalty_scale", (Choice("relative"), POSITIVE), "relative",
+          "penalty multiplier, or relative to the largest flip"),
+    Param("min_weight", Real(0.0, 1.0, high_open=True), 1e-3, "floor of every weight"),
+    Param("rng", SEED, None, "random numbers"),
+    Param("workers", WORKERS, 1, "processes or a map over the weight vectors"),
+    Param("progress", FLAG, False, "one progress bar over the weight vectors, on stderr"),
+)
+
+
+@SWEEP_OPTIONS.entry
 def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=None,
-                 vartype="binary", penalty=None, penalty_scale="relative", min_weight=1e-3,
-                 reference=None, rng=None, workers=1, **solver_options):
+                 vartype=None, penalty=None, penalty_scale="relative", min_weight=1e-3,
+                 reference=None, rng=None, workers=1, progress=False, **solver_options):
     r"""Solve the weighted sums of scaled objectives over a weight grid; return the front.
 
     For every weight vector ``w`` the scalarized QUBO ``sum_k w_k f_k / s_k`` (``s_k`` from
@@ -272,9 +289,9 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
         How objectives are scaled before they are weighted.
     p, weight : optional
         Measure for ``scaling="variance"`` (see :func:`qubo_moments`).
-    vartype : {"binary", "spin"}
-        Domain of the variables, ``{0, 1}`` or ``{-1, +1}`` (BinaryQuadraticModels bring
-        their own).
+    vartype : {"binary", "spin"}, optional
+        Domain of the variables, ``{0, 1}`` or ``{-1, +1}``. Default ``"binary"``;
+        BinaryQuadraticModels bring their own (a vartype given with them must agree).
     penalty : objective, optional
         A constraint penalty (``Q``, ``(Q, c)`` or ``(Q, c, offset)``), zero on feasible
         points and at least 1 on infeasible ones, e.g. ``(sum(x) - K)^2`` for a
@@ -302,6 +319,10 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
         all cores) in a pool of ``k`` processes (``spawn`` start method: guard scripts
         with ``if __name__ == "__main__":``); a callable such as ``Pool.map`` or dask's
         ``Client.map`` gets one task per weight vector. Same result in every case.
+    progress : bool
+        Show one progress bar on stderr for the whole sweep, advanced as each weight
+        vector is solved (with ``workers`` other than 1 it fills when the pool returns);
+        the annealer runs of the individual points show none.
     **solver_options
         Passed to :func:`minimize_qubo` (``n_reads``, ``n_sweeps``, ``backend``, ...).
 
@@ -348,24 +369,19 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
     >>> res.front[np.argsort(res.front[:, 0])].tolist()
     [[-6.0, 900.0], [-5.0, 400.0], [-3.0, 100.0], [0.0, 0.0]]
     """
-    check_choice(scaling, METHODS, "scaling")
-    parsed = _objectives(objectives, vartype)
+    cfg = SWEEP_OPTIONS.validate(scaling=scaling, weight=weight, vartype=vartype,
+                                 penalty_scale=penalty_scale, min_weight=min_weight, rng=rng,
+                                 workers=workers, progress=progress)
+    scaling, penalty_scale, min_weight = cfg.scaling, cfg.penalty_scale, cfg.min_weight
+    parsed = _objectives(objectives, cfg.vartype)
     vartype = parsed[0].vartype
     k = len(parsed)
     W = _weight_vectors(weights, k)
     triples = [(q.Q, q.c, q.offset) for q in parsed]
     scaled, scales = scale_qubos(triples, scaling, p=p, weight=weight, vartype=vartype)
     if penalty is not None:
-        penalty = as_objective(penalty, vartype)
+        penalty = _as_objective(penalty, vartype, "penalty")
         penalty = (penalty.Q, penalty.c, penalty.offset)
-        if not (penalty_scale == "relative" or (
-                isinstance(penalty_scale, (int, float)) and not isinstance(penalty_scale, bool)
-                and 0 < penalty_scale < np.inf)):
-            raise ValueError("penalty_scale must be 'relative' or a positive number, "
-                             f"got {penalty_scale!r}")
-    if not (isinstance(min_weight, (int, float)) and 0 <= min_weight < 1):
-        raise ValueError(f"min_weight must be in [0, 1), got {min_weight!r}")
-    check_workers(workers)  # a bad value fails before any solve
     if "workers" in solver_options or "callback" in solver_options:
         raise TypeError("pareto_sweep takes workers itself and no callback; pass them "
                         "neither in solver_options")
@@ -377,7 +393,7 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
             A = (_flip_bound(Qw, cw) if penalty_scale == "relative" else float(penalty_scale))
             Qw, cw, ow = scalarize([(Qw, cw, ow), penalty], [1.0, A], vartype=vartype)
         tasks.append((Qw, cw, ow, vartype, seed, solver_options))
-    solutions = parallel_map(_solve_one, tasks, workers)
+    solutions = _solve_all(tasks, workers, cfg.progress)
     values = [[qubo_energy(t, x, vartype=vartype) for t in triples] for x in solutions]
     solutions = np.asarray(solutions)
     values = np.asarray(values, dtype=np.float64)
@@ -392,6 +408,20 @@ def pareto_sweep(objectives, weights=11, *, scaling="variance", p=None, weight=N
                           front_solutions=solutions[mask],
                           hypervolume=hypervolume(values, reference), reference=reference,
                           scales=scales, scaling=scaling)
+
+
+def _solve_all(tasks, workers, progress):
+    """Best sample of every task, under one progress bar for the whole sweep."""
+    with Progress(len(tasks), "pareto_sweep", enabled=progress) as bar:
+        if check_workers(workers) is None:
+            solutions = []
+            for task in tasks:
+                solutions.append(_solve_one(task))
+                bar.update(1)
+            return solutions
+        solutions = parallel_map(_solve_one, tasks, workers)
+        bar.update(len(tasks))
+        return solutions
 
 
 def _solve_one(task):

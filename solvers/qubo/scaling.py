@@ -19,16 +19,26 @@ objective and a weight sweep covers the Pareto front unevenly. ``scale_qubos`` p
 import numpy as np
 import scipy.sparse as sps
 
-from .._lib import check_choice, to_host
-from ._input import parse_qubo
+from .._lib import to_host
+from .._lib.params import Choice, Integer, Options, Param
+from ._input import VARTYPE, parse_qubo
 from .moments import qubo_moments
 
 __all__ = ["scale_qubos", "scalarize", "qubo_energy", "as_objective"]
 
 METHODS = ("variance", "maxabs", "none")
 
+SCALE_OPTIONS = Options(
+    "ScaleOptions",
+    Param("method", Choice(*METHODS), "variance", "how objectives are scaled"),
+    Param("weight", Integer(low=0), None, "fixed Hamming weight of the measure"),
+    Param("vartype", VARTYPE, None, "binary or spin variables"),
+)
+VARTYPE_OPTIONS = Options("VartypeOptions",
+                          Param("vartype", VARTYPE, None, "binary or spin variables"))
 
-def as_objective(obj, vartype="binary"):
+
+def as_objective(obj, vartype=None):
     """Parse one objective (``Q``, ``(Q, c)``, ``(Q, c, offset)``, dict or BQM).
 
     Parameters
@@ -37,8 +47,9 @@ def as_objective(obj, vartype="binary"):
         ``Q`` (``(n, n)``, not necessarily symmetric), ``(Q, c)`` or ``(Q, c, offset)``,
         a dict ``{(i, j): w}`` or a BinaryQuadraticModel (which brings its own vartype,
         linear biases and offset).
-    vartype : {"binary", "spin"}
-        Domain of the variables, ``{0, 1}`` or ``{-1, +1}``.
+    vartype : {"binary", "spin"}, optional
+        Domain of the variables, ``{0, 1}`` or ``{-1, +1}``. Default ``"binary"``; a
+        BinaryQuadraticModel brings its own (a vartype given with one must agree with it).
 
     Returns
     -------
@@ -130,7 +141,8 @@ def _maxabs(q):
                      float(xp.max(xp.abs(lin))) if n else 0.0))
 
 
-def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype="binary"):
+@SCALE_OPTIONS.entry
+def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype=None):
     r"""Scale QUBO objectives to a common scale.
 
     Parameters
@@ -146,9 +158,9 @@ def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype="
     p, weight : optional
         Measure for ``"variance"``: independent Bernoulli(``p``) bits, or uniform over
         Hamming weight ``weight`` (see :func:`qubo_moments`). Default: uniform.
-    vartype : {"binary", "spin"}
-        Domain of the variables, ``{0, 1}`` or ``{-1, +1}`` (a BinaryQuadraticModel brings
-        its own).
+    vartype : {"binary", "spin"}, optional
+        Domain of the variables, ``{0, 1}`` or ``{-1, +1}``. Default ``"binary"``; a
+        BinaryQuadraticModel brings its own (a vartype given with one must agree with it).
 
     Returns
     -------
@@ -185,7 +197,8 @@ def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype="
     >>> round(qubo_moments(*scaled[1]).var, 12)
     1.0
     """
-    check_choice(method, METHODS, "method")
+    cfg = SCALE_OPTIONS.validate(method=method, weight=weight, vartype=vartype)
+    method, vartype = cfg.method, cfg.vartype
     parsed = _objectives(objectives, vartype)
     scales = []
     for k, q in enumerate(parsed):
@@ -205,7 +218,8 @@ def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype="
     return scaled, np.asarray(scales)
 
 
-def scalarize(objectives, weights, *, vartype="binary"):
+@VARTYPE_OPTIONS.entry
+def scalarize(objectives, weights, *, vartype=None):
     """The weighted sum ``sum_k w_k f_k`` as one ``(Q, c, offset)`` triple.
 
     Parameters
@@ -215,8 +229,9 @@ def scalarize(objectives, weights, *, vartype="binary"):
         objectives).
     weights : array_like
         One real weight per objective (any sign; no normalization is applied).
-    vartype : {"binary", "spin"}
-        Domain of the variables, ``{0, 1}`` or ``{-1, +1}``.
+    vartype : {"binary", "spin"}, optional
+        Domain of the variables, ``{0, 1}`` or ``{-1, +1}``. Default ``"binary"``; a
+        BinaryQuadraticModel brings its own (a vartype given with one must agree with it).
 
     Returns
     -------
@@ -250,6 +265,7 @@ def scalarize(objectives, weights, *, vartype="binary"):
     >>> Q.tolist(), c.tolist(), off
     ([[2.5, 2.0], [2.0, 2.5]], [0.5, 0.5], 0.5)
     """
+    vartype = VARTYPE_OPTIONS.validate(vartype=vartype).vartype
     parsed = _objectives(objectives, vartype)
     w = np.asarray(weights)
     if np.iscomplexobj(w) or w.dtype.kind not in "biuf":
@@ -301,7 +317,8 @@ def _check_states(X, n, vartype, name="X"):
     return Xf
 
 
-def qubo_energy(objective, X, *, vartype="binary"):
+@VARTYPE_OPTIONS.entry
+def qubo_energy(objective, X, *, vartype=None):
     """Evaluate one objective on samples ``X`` (``(m, n)`` or ``(n,)``) in its vartype.
 
     Parameters
@@ -311,8 +328,9 @@ def qubo_energy(objective, X, *, vartype="binary"):
         :func:`~solvers.qubo.scaling.as_objective`).
     X : array_like, shape (m, n) or (n,)
         Samples, with entries in ``{0, 1}`` (binary) or ``{-1, +1}`` (spin).
-    vartype : {"binary", "spin"}
-        Domain of the variables of ``objective`` (a BinaryQuadraticModel brings its own).
+    vartype : {"binary", "spin"}, optional
+        Domain of the variables of ``objective``. Default ``"binary"``; a
+        BinaryQuadraticModel brings its own (a vartype given with one must agree with it).
 
     Returns
     -------
@@ -347,6 +365,7 @@ def qubo_energy(objective, X, *, vartype="binary"):
     >>> qubo_energy((np.array([[1.0, 2.0], [0.0, -1.0]]), np.zeros(2), 3.0), [[1, 1], [0, 1]])
     array([5., 2.])
     """
+    vartype = VARTYPE_OPTIONS.validate(vartype=vartype).vartype
     q = _as_objective(objective, vartype, "objective")
     Xf = _check_states(X, q.n, q.vartype)
     single = Xf.ndim == 1
