@@ -23,7 +23,7 @@ import numpy as np
 
 from .additive import _AdditiveModel, _AdditiveState, additive_search, greedy_order
 
-__all__ = ["choose_mechanism", "greedy_start"]
+__all__ = ["choose_mechanism"]
 
 # above this many nodes the gate screens each node's parent candidates down to this many
 # (by single-parent fit); the search itself is never screened
@@ -35,6 +35,9 @@ def _to_raw_units(score_std, var, n):
     return float(score_std + 0.5 * np.log(var).sum() + var.size * math.log(n) / (2 * n))
 
 
+
+
+
 def _gate_model(X_host, n_basis, ridge):
     """The additive model of the gate: parent candidates screened above ``_SCREEN`` nodes."""
     model = _AdditiveModel(X_host, int(n_basis), float(ridge))
@@ -43,16 +46,8 @@ def _gate_model(X_host, n_basis, ridge):
     return model
 
 
-def greedy_start(X_host, max_parents=None, n_basis=4, ridge=1e-5):
-    """CAM's greedy order (:func:`~solvers.dag.additive.greedy_order`, candidates screened
-    above ``_SCREEN`` nodes): a start for the linear equal-variance search when
-    ``noise_variance="auto"`` skips the non-equal one (whose order was that start)."""
-    model = _gate_model(X_host, n_basis, ridge)
-    return greedy_order(model, model.d - 1 if max_parents is None else int(max_parents))
-
-
 def choose_mechanism(X_host, C_host, n, best, bics, starts, *, mechanism, max_parents,
-                     max_rounds, time_limit, n_basis=4, ridge=1e-5, greedy=None):
+                     max_rounds, time_limit, n_basis=4, ridge=1e-5, greedy=None, pen=None):
     """Additive search (``"additive"``) or the BIC choice of ``"auto"``.
 
     Parameters
@@ -80,12 +75,14 @@ def choose_mechanism(X_host, C_host, n, best, bics, starts, *, mechanism, max_pa
     var = np.diag(C_host).copy()
     d = var.size
     mp = d - 1 if max_parents is None else int(max_parents)
+    extra = 0.0 if pen is None else pen - math.log(n)
     if mechanism == "auto":
         model = _gate_model(X_host, n_basis, ridge)
+        gpen = model.group_penalty(extra)
         if greedy is None:
-            greedy = greedy_order(model, mp)
+            greedy = greedy_order(model, mp, gpen)
         starts = [greedy, best["order"]] + list(starts)
-        gate = min(_to_raw_units(_AdditiveState(model, o, mp).score, var, n)
+        gate = min(_to_raw_units(_AdditiveState(model, o, mp, gpen).score, var, n)
                    for o in starts[:2])
         bics["additive"] = gate
         if gate >= min(v for k, v in bics.items() if k != "additive"):
@@ -93,7 +90,8 @@ def choose_mechanism(X_host, C_host, n, best, bics, starts, *, mechanism, max_pa
     order_a, W_a, score_a = additive_search(X_host, starts, n_basis=n_basis, ridge=ridge,
                                             max_parents=max_parents, max_rounds=max_rounds,
                                             time_limit=time_limit,
-                                            greedy=mechanism != "auto")
+                                            greedy=mechanism != "auto",
+                                            pen=n_basis * math.log(n) + extra)
     bic_a = _to_raw_units(score_a, var, n)
     if mechanism == "auto":
         bics["additive"] = min(bic_a, bics["additive"])

@@ -6,10 +6,13 @@ an unknown option is a ``TypeError`` that names the method and lists what it acc
 """
 import numpy as np
 
+from .._lib.host import to_host
+from .._lib.namespace import array_namespace, is_numpy_namespace
+from .._lib.results import OptimizeResult, make_result
 from .._lib.router import Router
-from .._lib.results import OptimizeResult
 from .._lib.validation import as_float_array, check_finite, promote_float16
-from .graph import is_dag, to_host, to_networkx
+from .cpdag import CPDAG, dag_to_cpdag
+from .graph import is_dag, to_networkx, topological_order
 
 __all__ = ["learn_dag", "DAGResult", "available_methods", "check_data"]
 
@@ -100,57 +103,42 @@ class DAGResult(OptimizeResult):
         return is_dag(self.adjacency)
 
 
-def make_result(W, *, method, order=None, priorities=None, fun=np.nan, loss_history=(),
-                nit=0, success=True, status=0, message="", time=0.0, identified=True,
-                **extra):
-    """Build a :class:`DAGResult`, deriving ``adjacency`` and checking acyclicity.
+def dag_result(W, *, status, method, success=None, message=None, order=None,
+               priorities=None, fun=np.nan, loss_history=(), nit=0, time=0.0,
+               identified=True, **extra):
+    """Build a :class:`DAGResult` through the shared :func:`solvers._lib.results.make_result`,
+    deriving ``adjacency`` and the ``cpdag``.
 
-    Learners call this last. If ``W`` were cyclic (a bug), the result says so in
-    ``success``/``message`` rather than pretending.
+    Learners call this last; ``status`` is a :class:`~solvers._lib.results.Status`. Every
+    array field is returned in the namespace of ``W`` (the input's).
+
+    Raises
+    ------
+    RuntimeError
+        ``W`` has a cycle: the learners build DAGs by construction, so this is a bug.
     """
     W_host = np.asarray(to_host(W), dtype=float)
     B = W_host != 0
-    from .graph import topological_order
-
     topo = topological_order(B)
     if topo is None:
-        success, status = False, 2
-        message = "internal error: the learned graph has a cycle; " + message
-    if order is None:
-        order = topo
-    from .cpdag import CPDAG, dag_to_cpdag
+        raise RuntimeError("internal error: the learned graph has a cycle")
+    order = topo if order is None else order
+    xp = array_namespace(W)
 
-    xp = _namespace_of(W)
-    if xp is not None:  # every array field in the input's namespace (issue 17)
-        def conv(a, dtype=None):
-            return None if a is None else xp.asarray(np.asarray(to_host(a)), dtype=dtype)
+    def conv(a, dtype=None):
+        return None if a is None else xp.asarray(np.asarray(to_host(a)), dtype=dtype)
 
-        B_out, order = conv(B), conv(np.asarray(to_host(order), dtype=np.int64))
-        loss_history = conv(np.asarray(loss_history, dtype=float))
+    if not is_numpy_namespace(xp):
         for key in ("W_cosmo", "W_vi", "edge_probs"):
             if isinstance(extra.get(key), np.ndarray):
                 extra[key] = conv(extra[key], dtype=W.dtype)
-    else:
-        B_out, loss_history = B, np.asarray(loss_history, dtype=float)
-    if topo is None:
-        cpdag = None
-    else:
-        cpdag = CPDAG(B if identified else dag_to_cpdag(B))
-    return DAGResult(W=W, adjacency=B_out, order=order, priorities=priorities,
-                     fun=float(fun), loss_history=loss_history, nit=int(nit),
-                     success=bool(success), status=int(status), message=message,
-                     method=method, time=float(time), cpdag=cpdag,
-                     identified=bool(identified), **extra)
-
-
-def _namespace_of(W):
-    """The namespace of ``W`` if it is not numpy (then results convert their arrays)."""
-    if isinstance(W, np.ndarray):
-        return None
-    from .._lib.namespace import array_namespace, is_numpy_namespace
-
-    xp = array_namespace(W)
-    return None if is_numpy_namespace(xp) else xp
+    return make_result(
+        status, success=success, message=message, result_class=DAGResult, W=W,
+        adjacency=conv(B), order=conv(np.asarray(to_host(order), dtype=np.int64)),
+        priorities=priorities, fun=float(fun),
+        loss_history=conv(np.asarray(loss_history, dtype=float)), nit=int(nit),
+        method=method, time=float(time), identified=bool(identified),
+        cpdag=CPDAG(B if identified else dag_to_cpdag(B)), **extra)
 
 
 def check_data(X, name="X"):
@@ -199,8 +187,6 @@ def check_data(X, name="X"):
     ...
     ValueError: X has constant column(s) [1]; drop them before learning
     """
-    from .._lib.namespace import array_namespace
-
     xp = array_namespace(X)
     X = promote_float16(as_float_array(X, xp, name, ndim=2), xp)  # Numba takes no float16
     n, d = X.shape
