@@ -426,7 +426,8 @@ def search(state, *, max_rounds=1000, time_limit=None, depth=2):
 def greedy_order(C, n, *, pen, max_parents, add_gain):
     """A start for the search: add, one at a time, the edge whose gain in
     ``n log rss_child`` is largest (and passes ``pen``) while the graph stays acyclic;
-    return a topological order of the result (ties: the first pair in index order).
+    return a topological order of the result (ties within a relative ``1e-9``: the first
+    pair in index order).
 
     With one variance per node this is the forward phase of a greedy search in DAG space
     (the linear twin of CAM's greedy start); it does not depend on a previous run.
@@ -443,7 +444,7 @@ def greedy_order(C, n, *, pen, max_parents, add_gain):
         ok = ~reach.T & (gain > pen)          # i -> j allowed unless j ~> i
         if not ok.any():
             break
-        i, j = np.unravel_index(np.argmax(np.where(ok, gain, -np.inf)), gain.shape)
+        i, j = _first_best(np.where(ok, gain, -np.inf))
         P = np.append(parents[j], i).astype(np.int64)
         coefs[j] = np.linalg.solve(C[np.ix_(P, P)], C[P, j])
         parents[j] = P
@@ -454,6 +455,15 @@ def greedy_order(C, n, *, pen, max_parents, add_gain):
     for j, P in enumerate(parents):
         B[P, j] = True
     return topological_order(B)
+
+
+def _first_best(gain):
+    """The first pair (row-major) whose gain is within a relative ``1e-9`` of the largest:
+    on one variance per node a lone pair gains exactly as much both ways, so the choice
+    must not be left to round-off."""
+    best = gain.max()
+    flat = np.flatnonzero(gain.ravel() >= best - 1e-9 * abs(best))
+    return np.unravel_index(int(flat[0]), gain.shape)
 
 
 def _greedy_column(C, n, j, parents, coefs, rss, gain, max_parents, add_gain):

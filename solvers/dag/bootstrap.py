@@ -16,9 +16,11 @@ import time
 
 import numpy as np
 
+from .._lib.parallel import parallel_map, spawn_generators
 from .._lib.results import OptimizeResult
 from .._lib.validation import check_int
 from .graph import to_host
+from .learn import check_data, learn_dag
 
 __all__ = ["bootstrap", "BootstrapResult"]
 
@@ -53,8 +55,6 @@ class BootstrapResult(OptimizeResult):
 
 def _piece(X, method, options, gen):
     idx = gen.integers(0, X.shape[0], size=X.shape[0])
-    from .learn import learn_dag
-
     res = learn_dag(X[idx], method=method, rng=gen, **options)
     return np.asarray(to_host(res.adjacency)) != 0
 
@@ -107,9 +107,6 @@ def bootstrap(X, method="cosmo", *, n_bootstrap=50, workers=None, rng=None, **op
     >>> res.frequencies.shape, float(res.frequencies.max()) <= 1.0
     ((4, 4), True)
     """
-    from .._lib.parallel import parallel_map, spawn_generators
-    from .learn import check_data
-
     start = time.perf_counter()
     if "rng" in options:
         raise TypeError("pass rng to bootstrap itself, not as a learner option")

@@ -7,6 +7,7 @@ direction counts once in the SHD and is a false discovery (not a true positive).
 import numpy as np
 
 from ._checks import as_real_square
+from .cpdag import cpdag_accuracy
 from .graph import to_host
 
 __all__ = ["shd", "tpr", "fdr", "f1_score", "auroc", "nhd", "count_accuracy"]
@@ -77,8 +78,6 @@ def count_accuracy(B_true, B_est, cpdag=False):
     (2, 2, 0.3333333333333333)
     """
     if cpdag:
-        from .cpdag import cpdag_accuracy
-
         return cpdag_accuracy(B_true, B_est)
     B_true, B_est = _pair(B_true, B_est)
     skel_true = B_true | B_true.T
