@@ -34,6 +34,7 @@ References
    permutation algorithm", UAI 2022.
 """
 import math
+import time
 
 import numpy as np
 
@@ -359,17 +360,20 @@ def search_order(C, n, order, opts, *, max_rounds=50, time_limit=None, depth=2):
     """
     cache = opts["cache"]           # fits shared by every search with these options
     order = [int(v) for v in order]
-    converged = False
+    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+    fixed = False
     for _ in range(_FIXED_POINT_ROUNDS):
         state = _state(C, n, order, opts, cache)
-        converged = search(state, max_rounds=max_rounds, time_limit=time_limit,
-                           depth=depth)
-        if state.order == order or not converged:
+        left = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
+        if not search(state, max_rounds=max_rounds, time_limit=left, depth=depth):
+            break
+        if state.order == order:     # no move gains from the exact refit: a fixed point
+            fixed = True
             break
         order = state.order          # moves used partial refits: refit exactly, again
     W = _unscale(state.W(), opts["sd"])
     return (np.asarray(state.order, dtype=np.int64), W,
-            model_bic(C, n, W, opts["noise"], variances=False, pen=opts["pen"]), converged)
+            model_bic(C, n, W, opts["noise"], variances=False, pen=opts["pen"]), fixed)
 
 
 #: exact refits at the searched order before the search is declared not converged
