@@ -15,7 +15,10 @@ import numpy as np
 from benchmarks._common import pin_blas_threads
 from solvers import logsumexp, safe_logsumexp
 from solvers._lib.backend import gpu_available
-from solvers.lse.applications import dro_dataset, kl_dro, kl_dro_objective
+try:
+    from solvers.lse import dro_dataset, kl_dro, kl_dro_objective
+except ImportError:  # versions that exported them from solvers.lse.applications
+    from solvers.lse.applications import dro_dataset, kl_dro, kl_dro_objective
 
 
 def full_batch_best(X, y, passes, lam=0.3, loss="logistic"):

@@ -4,7 +4,7 @@ r"""Safe-KL measurements quoted in docs/guide/safe_kl.rst (not asv benchmarks).
     OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \
         python benchmarks/safe_kl_checks.py out-of-core --n 8000000
 
-``reliability``: on a held-out grid of KL-DRO regimes (``dro_dataset(20000, 10)``, seeds
+``reliability``: on a grid of KL-DRO regimes (``dro_dataset(20000, 10)``, seeds
 21-23, 5 epochs), the relative gap of the Safe-KL answer to the exact (L-BFGS) optimum for
 the runs reported as successes and for those flagged unreliable (rho * kappa >= 1).
 
@@ -21,7 +21,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def reliability():
-    from solvers.lse.applications import dro_dataset, kl_dro
+    try:
+        from solvers.lse import dro_dataset, kl_dro
+    except ImportError:  # versions that exported them from solvers.lse.applications
+        from solvers.lse.applications import dro_dataset, kl_dro
 
     rows = []
     for seed in (21, 22, 23):

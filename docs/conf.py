@@ -2,7 +2,9 @@
 import os
 import sys
 
-sys.path.insert(0, os.path.abspath(".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))  # the package, from the clone
+sys.path.insert(0, os.path.join(HERE, "_ext"))  # gallery_hooks
 
 project = "solvers"
 author = "the solvers developers"
@@ -15,6 +17,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.intersphinx",
     "numpydoc",
+    "sphinx_gallery.gen_gallery",
 ]
 autosummary_generate = True
 numpydoc_show_class_members = False
@@ -22,42 +25,26 @@ numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 autodoc_default_options = {"members": False}
 intersphinx_mapping = {}
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_ext", "gallery.rst", "_gallery"]  # the last two: older builds
 html_theme = "alabaster"
 html_static_path = []
 suppress_warnings = ["autosummary.import_cycle"]
 
-
-def _write_gallery():
-    """Generate gallery.rst from examples/*.py: each example's docstring, its command and
-    the figures it wrote under examples/figures/ (run the examples before building)."""
-    import ast
-    import glob
-    import shutil
-
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(here)
-    fig_src = os.path.join(root, "examples", "figures")
-    fig_dst = os.path.join(here, "_gallery")
-    os.makedirs(fig_dst, exist_ok=True)
-    lines = ["Examples gallery", "================", "",
-             "Every script in ``examples/`` runs in CI (``--quick``) and writes its figures to",
-             "``examples/figures/``; the figures below come from the latest build.", ""]
-    for path in sorted(glob.glob(os.path.join(root, "examples", "*.py"))):
-        name = os.path.splitext(os.path.basename(path))[0]
-        with open(path) as fh:
-            doc = ast.get_docstring(ast.parse(fh.read())) or ""
-        title = f"``{name}.py``"
-        lines += [title, "-" * len(title), "", doc, "", "::", "",
-                  f"    python examples/{name}.py", ""]
-        for fig in sorted(glob.glob(os.path.join(fig_src, f"{name}*.png"))):
-            shutil.copy(fig, fig_dst)
-            lines += [f".. image:: _gallery/{os.path.basename(fig)}", "   :width: 90%", ""]
-    with open(os.path.join(here, "gallery.rst"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
-
-
-_write_gallery()
+# The gallery: sphinx-gallery runs every script in examples/ in quick mode (``--quick``, as
+# CI always did) and shows the figures each one draws. ``-D plot_gallery=0`` builds the
+# pages without running anything (no figures), for quick edits of the text.
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "gallery",
+    "filename_pattern": r"\.py$",  # run every example, not only plot_*.py
+    "within_subsection_order": "FileNameSortKey",
+    "reset_argv": "gallery_hooks.quick_argv",
+    "image_scrapers": ("matplotlib",),
+    "capture_repr": (),
+    "download_all_examples": False,
+    "show_memory": False,
+    "min_reported_time": 1,
+}
 
 
 def _write_benchmarks_page():
@@ -86,3 +73,9 @@ def _write_benchmarks_page():
 
 
 _write_benchmarks_page()
+
+
+def setup(app):
+    import gallery_hooks
+
+    app.connect("build-finished", gallery_hooks.check_figures)

@@ -1,4 +1,5 @@
 """Consensus-based optimization on the Rastrigin function.
+=======================================================
 
 Left: 2-D particles over the shifted Rastrigin landscape at a few steps, with the
 consensus point. Right: the success-rate table in d = 20 (shifted Rastrigin and Ackley,

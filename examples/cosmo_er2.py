@@ -1,4 +1,5 @@
 """Learn a d = 20 ER2 linear-Gaussian DAG with COSMO and draw the true vs learned graph.
+=====================================================================================
 
     python examples/cosmo_er2.py [--quick] [--d 20] [--seed 1]
 

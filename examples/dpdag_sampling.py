@@ -1,4 +1,5 @@
 """DP-DAG: sampled DAGs and VI-DP-DAG edge probabilities next to the truth.
+========================================================================
 
 Top row: three DAGs sampled from the fitted DP-DAG model (each one acyclic by
 construction), drawn as adjacency matrices with nodes in the true causal order. Bottom

@@ -1,4 +1,5 @@
 """Capacity of the Gaussian dense associative memory, and the synthetic protocol.
+==============================================================================
 
     python examples/gaussian_dam_capacity.py [--quick] [--protocol]
 

@@ -1,4 +1,5 @@
 """Gaussian dense associative memory: retrieve stored 2-D Gaussians from perturbed ones.
+=====================================================================================
 
     python examples/gaussian_dam_retrieval.py [--quick]
 

@@ -1,4 +1,5 @@
 """LightSB in 2-D: a Gaussian to a mixture of eight Gaussians, with sampled trajectories.
+======================================================================================
 
 Fits ``solvers.schrodinger_bridge`` (K = 50 diagonal components, default L-BFGS) on samples,
 then draws exact endpoint samples (``sample``), SDE trajectories (``simulate``, Euler-

@@ -1,4 +1,5 @@
 """Multi-objective QUBOs: Pareto fronts with and without unit-variance scaling.
+============================================================================
 
 Two bi-objective problems a user recognizes, each solved as a sweep of evenly spaced
 weights ``w f1/s1 + (1 - w) f2/s2`` with simulated annealing (``solvers.minimize_qubo``):

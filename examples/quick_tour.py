@@ -1,4 +1,5 @@
 """A quick tour: one call of every method in the library, on small built-in problems.
+==================================================================================
 
 Each block is what a new user types first; the docs' getting-started page shows this file.
 Run: ``python examples/quick_tour.py`` from any directory (about a minute with a cold Numba
@@ -33,7 +34,7 @@ def main(argv=None):
     print(f"CBO on Rastrigin-5: f = {res.fun:.2e} after {res.nfev} evaluations")
 
     # --- Safe-KL: KL-distributionally robust logistic regression -------------------------
-    from solvers.lse.applications import dro_dataset
+    from solvers.lse import dro_dataset
 
     X, y = dro_dataset(n=20000, d=10, loss="logistic", rng=0)
     dro = solvers.kl_dro(X, y, lam=0.3, loss="logistic", epochs=5, rng=0)

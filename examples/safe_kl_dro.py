@@ -1,9 +1,10 @@
 """KL-DRO logistic regression with stochastic LogSumExp: Safe-KL vs naive minibatch vs full batch.
+===============================================================================================
 
     python examples/safe_kl_dro.py [--quick] [--n 20000] [--epochs 10]
 
 The objective is lam * log mean_i exp(loss_i(theta) / lam) (lam = 0.3) on the documented
-synthetic set ``solvers.lse.applications.dro_dataset`` (n rows, 10 features + intercept,
+synthetic set ``solvers.lse.dro_dataset`` (n rows, 10 features + intercept,
 balanced labels, a noisier 16% subgroup). The exact optimum comes from full-batch L-BFGS.
 
 Left panel: relative optimality gap of the exact objective vs epochs (passes over the data,
@@ -26,7 +27,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy.optimize import minimize  # noqa: E402
 
-from solvers.lse.applications import dro_dataset, kl_dro, kl_dro_objective  # noqa: E402
+from solvers.lse import dro_dataset, kl_dro, kl_dro_objective  # noqa: E402
 
 LAM, LOSS = 0.3, "logistic"
 

@@ -1,9 +1,10 @@
 """The one script a GPU machine runs: the cupy tests, then a short cupy-vs-Numba table.
 
-It fits the machine this project is lent: no package index (the pure-Python packages that
-machine lacks travel as wheels in the ignored ``.whl/`` folder and are installed with
-``pip install --no-index --no-deps --target``), one command under 8 minutes in all, and the
-package runs from the checkout through ``PYTHONPATH`` (no ``pip install -e``).
+It is written for a GPU machine without a package index: the few pure-Python packages such
+a machine may lack are downloaded beforehand as wheels into the ignored ``.whl/`` folder
+(``--fetch-wheels``, where an index is reachable) and installed there with
+``pip install --no-index --no-deps --target``; the whole check takes under 8 minutes, and
+the package runs from the checkout through ``PYTHONPATH`` (no ``pip install -e``).
 
 Usage (from the repository root)::
 
@@ -11,9 +12,9 @@ Usage (from the repository root)::
     python gpu/check.py --dry-run           # anywhere: print the plan and its time budget
     python gpu/check.py                     # on the GPU machine: tests + table -> JSON
 
-Steps and their caps (seconds; the whole must stay under the 600 s a command may run):
+Steps and their caps (seconds; the whole stays under 10 minutes):
 
-1. install the carried wheels into ``gpu/_site`` (seconds);
+1. install the wheels of ``.whl/`` into ``gpu/_site`` (seconds);
 2. ``pytest -m gpu -x`` with ``SOLVERS_TEST_CUPY=1`` (the cupy parameters of every
    ``xp`` / ``backend`` fixture and the tests marked ``gpu``), capped at ``--test-timeout``;
 3. ``gpu/bench.py``: each area's hot operation at a size where a GPU should win, cupy vs
@@ -37,7 +38,7 @@ SITE = os.path.join(ROOT, "gpu", "_site")
 #: pure-Python packages the GPU machine lacks (it has numpy, scipy, numba, cupy, networkx,
 #: pytest, hypothesis); tests needing anything else (POT, dask) skip or are not selected
 CARRIED = ("array-api-compat", "array-api-strict", "tqdm")
-BUDGET_S = 480  # of the 600 s one command may run on the device machine
+BUDGET_S = 480  # seconds for the whole check, well under 10 minutes
 
 
 def plan(args):
@@ -116,7 +117,8 @@ def main():
     parser.add_argument("--quick", action="store_true", help="smaller benchmark sizes")
     parser.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
     parser.add_argument("--fetch-wheels", action="store_true",
-                        help="download the carried wheels into .whl/ (needs an index)")
+                        help="download the wheels a GPU machine may lack into .whl/ "
+                        "(needs an index)")
     args = parser.parse_args()
     if args.fetch_wheels:
         fetch_wheels()

@@ -19,8 +19,8 @@ _EXPORTS = {
     # Safe-KL stochastic LogSumExp
     "safe_logsumexp": "solvers.lse.safe_kl",
     "minimize_logsumexp": "solvers.lse.safe_kl",
-    "kl_dro": "solvers.lse.applications",
-    "semidual_ot": "solvers.lse.applications",
+    "kl_dro": "solvers.lse",
+    "semidual_ot": "solvers.lse",
     # optimization
     "minimize": "solvers.optimize",
     "minimize_cbo": "solvers.optimize.cbo",

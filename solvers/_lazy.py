@@ -5,6 +5,8 @@ cupy are imported only when a name that needs them is used. A name whose module 
 raises ``AttributeError`` saying so, which also keeps ``hasattr`` honest.
 """
 import importlib
+import sys
+import types
 
 
 def lazy_exports(package, exports, submodules=()):
@@ -19,8 +21,10 @@ def lazy_exports(package, exports, submodules=()):
     submodules : iterable of str
         Subpackage names reachable as attributes (imported on access).
     """
-    namespace = importlib.import_module(package).__dict__
+    module = importlib.import_module(package)
+    namespace = module.__dict__
     submodules = tuple(submodules)
+    _bind_same_named_exports(module, exports)
 
     def __getattr__(name):
         if name in submodules:
@@ -39,3 +43,35 @@ def lazy_exports(package, exports, submodules=()):
         return sorted(set(namespace.get("__all__", ())) | set(exports) | set(submodules))
 
     return __getattr__, __dir__
+
+
+class _LazyPackage(types.ModuleType):
+    """A package whose exported name may equal the name of the submodule defining it
+    (``solvers.lse.logsumexp``, the function, lives in ``solvers/lse/logsumexp.py``).
+
+    Importing a submodule makes the import system set it as an attribute of its package,
+    which would hide the lazily exported function of the same name. This class binds the
+    function instead, as ``from .logsumexp import logsumexp`` in an eager ``__init__``
+    would have done.
+    """
+
+    def __setattr__(self, name, value):
+        exports = self.__dict__.get("_LAZY_SAME_NAMED", {})
+        if isinstance(value, types.ModuleType) and exports.get(name) == value.__name__:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+def _bind_same_named_exports(module, exports):
+    same = {name: target for name, target in exports.items()
+            if target.rpartition(".")[2] == name}
+    if not same:
+        return
+    module._LAZY_SAME_NAMED = same
+    if not isinstance(module, _LazyPackage):
+        module.__class__ = _LazyPackage
+    for name, target in same.items():  # a submodule imported before this call
+        loaded = sys.modules.get(target)
+        if loaded is not None and module.__dict__.get(name) is loaded:
+            module.__dict__[name] = getattr(loaded, name)
+

@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _bad_input_spec import assign_spec_cells
 from _bad_input_table import (
     CAST_KINDS,
     EITHER,
@@ -83,12 +84,22 @@ def _same(got, want, rtol):
                                    rtol=rtol, atol=rtol, equal_nan=True)
 
 
+assign_spec_cells(ROWS)
+
+
+def _row_kinds(row, arg):
+    """``{kind: (mutate, expectation)}`` of one argument: written by hand in the table
+    (``row.args``) or generated from the entry point's option spec (``row.spec_args``)."""
+    written = kinds(row.args[arg]) if arg in row.args else {}
+    return {**row.spec_args.get(arg, {}), **written}
+
+
 def _cells():
     out = []
     for row in ROWS:
         out.append(pytest.param(row, None, None, id=f"{row.id}-valid-ok"))
-        for arg, category in row.args.items():
-            for kind in kinds(category):
+        for arg in dict.fromkeys([*row.args, *row.spec_args]):
+            for kind in _row_kinds(row, arg):
                 if (arg, kind) in row.skip:
                     continue
                 cid = f"{row.id}-{arg}-{kind}"
@@ -152,9 +163,9 @@ def test_bad_input(row, arg, kind):
         mutate, expect = JOINT_KINDS[kind]
         kw.update({a: mutate(kw[a]) for a in arg.split("+")})
     elif kind is not None:
-        mutate, expect = kinds(row.args[arg])[kind]
+        mutate, expect = _row_kinds(row, arg)[kind]
         expect = row.overrides.get((arg, kind), expect)
-        kw[arg] = mutate(kw[arg])
+        kw[arg] = mutate(kw.get(arg))
     try:
         with warnings.catch_warnings():
             # the valid call uses no deprecated spelling; bad ones may meet deprecated paths

@@ -21,8 +21,35 @@ def problem(seed=0, Q=3, N=5, d=4):
 
 
 def loop_cdist(qm, qS, m, S):
-    return np.array([[float(bures_wasserstein_distance(qm[q], qS[q], m[i], S[i]))
+    return np.array([[float(bures_wasserstein_distance(qm[q], qS[q], m[i], S[i],
+                                                       squared=True))
                       for i in range(len(m))] for q in range(len(qm))])
+
+
+@pytest.mark.parametrize("d", [1, 3, 8, 20])
+def test_distance_equals_pot(d):
+    """The distance, not its square, as ``ot.gaussian.bures_wasserstein_distance`` (whose
+    arguments come as means, means, covariances, covariances); ``squared=True`` gives the
+    square."""
+    ot = pytest.importorskip("ot")
+    rng = np.random.default_rng(d)
+    m1, m2 = rng.normal(size=d), rng.normal(size=d) + 1.0
+    S1, S2 = spd(rng, 1, d)[0], spd(rng, 1, d, lo=0.1)[0]
+    want = float(ot.gaussian.bures_wasserstein_distance(m1, m2, S1, S2))
+    got = float(bures_wasserstein_distance(m1, S1, m2, S2))
+    assert abs(got - want) <= 1e-10 * max(1.0, want)
+    sq = float(bures_wasserstein_distance(m1, S1, m2, S2, squared=True))
+    assert abs(sq - want ** 2) <= 1e-10 * max(1.0, want ** 2)
+    # stacks: the pairs along the batch shape are POT's paired=True, all pairs its default
+    M1, M2 = rng.normal(size=(4, d)), rng.normal(size=(4, d))
+    C1, C2 = spd(rng, 4, d), spd(rng, 4, d)
+    np.testing.assert_allclose(bures_wasserstein_distance(M1, C1, M2, C2),
+                               ot.gaussian.bures_wasserstein_distance(M1, M2, C1, C2,
+                                                                      paired=True),
+                               rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(bures_wasserstein_cdist(M1, C1, M2[:3], C2[:3], squared=False),
+                               ot.gaussian.bures_wasserstein_distance(M1, M2[:3], C1, C2[:3]),
+                               rtol=1e-10, atol=1e-10)
 
 
 def test_cdist_matches_pairwise_loop(xp, dtype_name):

@@ -1,8 +1,9 @@
 """Examples run from any working directory: output paths come from ``__file__`` or ``--out``.
 
-Running every example in quick mode would take minutes, so this checks how each one
-resolves its output path (cheap) and runs only the fastest one end to end from a
-temporary working directory.
+The docs build runs every example in quick mode (sphinx-gallery, from the examples'
+folder; ``tests/test_docs.py`` checks their gallery titles and ``--quick``). This checks
+how each one resolves its output path (cheap) and runs the fastest one end to end from a
+temporary working directory, as a user would from anywhere.
 """
 import ast
 import importlib.util

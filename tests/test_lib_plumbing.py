@@ -215,3 +215,14 @@ def test_no_public_docstring_keeps_a_placeholder():
                                if inspect.isfunction(m)] if inspect.isclass(obj) else [obj]
             left += [f"{name}" for m in members if "{{" in (getattr(m, "__doc__", "") or "")]
     assert not left, left
+
+
+def test_unpicklable_work_for_a_process_pool_gets_a_hint():
+    from solvers._lib.parallel import parallel_map
+
+    def local(x):  # defined inside a function: not picklable for another process
+        return x + 1
+
+    with pytest.raises(TypeError, match="must be picklable"):
+        parallel_map(local, [1, 2], workers=2)
+    assert parallel_map(local, [1, 2], workers=1) == [2, 3]

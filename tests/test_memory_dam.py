@@ -17,7 +17,8 @@ def separated(N=12, d=3, seed=0, commuting=False, scale=3.0):
 
 
 def brute_energy(qm, qS, m, S, beta):
-    d2 = np.array([float(bures_wasserstein_distance(qm, qS, m[i], S[i])) for i in range(len(m))])
+    d2 = np.array([float(bures_wasserstein_distance(qm, qS, m[i], S[i], squared=True))
+                   for i in range(len(m))])
     a = -beta * d2
     return -(a.max() + np.log(np.exp(a - a.max()).sum())) / beta, d2
 

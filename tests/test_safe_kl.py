@@ -12,26 +12,16 @@ from solvers.lse.safe_kl import safe_kl_terms
 from solvers.lse._safe_kl_solver import estimator_step
 from solvers._lib.backend import resolve_backend
 from conftest import to_numpy
+from naive import logsumexp_loop, safe_kl_shift
 
 
-# --- slow obvious reference ----------------------------------------------------------------
+# --- slow obvious reference (tests/naive.py) ----------------------------------------------
 
 def safe_lme_reference(a, rho, mu=None):
-    """min_s s - 1 + sum mu h_rho(a - s) by a bounded scalar search with math.fsum."""
-    a = [float(v) for v in a]
-    mu = [1.0 / len(a)] * len(a) if mu is None else [float(m) for m in mu]
-
-    def h(u):
-        x = u + math.log(rho)
-        return (max(x, 0.0) + math.log1p(math.exp(-abs(x)))) / rho
-
-    def obj(s):
-        return s - 1.0 + math.fsum(m * h(v - s) for v, m in zip(a, mu))
-
-    F = math.log(math.fsum(m * math.exp(v - max(a)) for v, m in zip(a, mu))) + max(a)
-    res = minimize_scalar(obj, bounds=(min(a) + math.log1p(-rho) - 1, F + 1),
-                          method="bounded", options={"xatol": 1e-12})
-    return obj(res.x), F
+    """``(F_rho, F)``: the Safe-KL surrogate of the log-mean-exp (bisection on the shift,
+    ``math.fsum``) and the exact log-mean-exp, under the normalised weights ``mu``."""
+    mu = np.full(len(a), 1.0 / len(a)) if mu is None else np.asarray(mu) / np.sum(mu)
+    return safe_kl_shift(a, rho, mu)[1], logsumexp_loop(a, mu)[0]
 
 
 def kappa_of(a, mu=None):
@@ -355,7 +345,7 @@ def test_options_schedule_sgd_last_iterate_float32_progress(capsys):
 
 
 def test_kl_dro_on_every_namespace(xp):
-    from solvers.lse.applications import dro_dataset, kl_dro
+    from solvers.lse import dro_dataset, kl_dro
 
     X, y = dro_dataset(2000, 3, "logistic", rng=0)
     ref = kl_dro(X, y, lam=1.0, loss="logistic", epochs=2, rng=0, backend="numpy")

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from scipy.optimize import check_grad
 
-from solvers.lse.applications import (dro_dataset, kl_dro, kl_dro_objective, kl_dro_losses,
+from solvers.lse import (dro_dataset, kl_dro, kl_dro_objective, kl_dro_losses,
                                       semidual_ot, semidual_ot_objective)
 
 
@@ -148,7 +148,7 @@ def test_semidual_errors():
 
 
 def test_kl_dro_objective_rejects_non_positive_temperature():
-    from solvers.lse.applications import kl_dro_objective
+    from solvers.lse import kl_dro_objective
 
     X, y = np.ones((4, 1)), np.zeros(4)
     with pytest.raises(ValueError, match="lam must be > 0"):

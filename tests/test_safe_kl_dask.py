@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from solvers import minimize_logsumexp
-from solvers.lse.applications import dro_dataset, kl_dro
+from solvers.lse import dro_dataset, kl_dro
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")

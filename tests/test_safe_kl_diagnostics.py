@@ -7,7 +7,7 @@ import pytest
 
 from solvers import logsumexp, minimize_logsumexp, safe_logsumexp
 from solvers._lib.results import Status
-from solvers.lse.applications import dro_dataset, kl_dro, kl_dro_losses
+from solvers.lse import dro_dataset, kl_dro, kl_dro_losses
 
 
 def _quadratic(n=2000, seed=7):
@@ -193,7 +193,7 @@ def test_callback_gets_arrays_and_stop_is_not_success(xp):
 # --- bad input: a clear error naming the argument ----------------------------------------------
 
 def _bad_input_cases():
-    from solvers.lse.applications import semidual_ot
+    from solvers.lse import semidual_ot
 
     a, phi = _quadratic(100)
     X = np.random.default_rng(0).normal(size=(50, 2))

@@ -1,5 +1,6 @@
-"""Safe-KL kernels against their generic twins (NaN, +-inf, empty, single, float32), the
-semi-dual OT on every namespace, and the callback / status contract of its solvers."""
+"""Safe-KL kernels and their generic twins against the slow obvious references of
+``tests/naive.py`` (NaN, +-inf, empty, single, float32), the semi-dual OT on every
+namespace, and the callback / status contract of its solvers."""
 import math
 import warnings
 
@@ -7,15 +8,16 @@ import numpy as np
 import pytest
 
 from conftest import to_numpy
+from naive import safe_kl_shift, safe_kl_step_loop, safe_kl_terms_loop, scatter_add_loop
 from solvers._lib.backend import resolve_backend
 from solvers._lib.results import Status
 from solvers.lse._safe_kl_kernels import KERNELS
-from solvers.lse._safe_kl_solver import step_terms_generic
+from solvers.lse import semidual_ot, semidual_ot_objective
+from solvers.lse._safe_kl_solver import solve_rows_generic, step_terms_generic, terms_generic
 from solvers.lse._semidual_ot import _scatter_xp
-from solvers.lse.applications import semidual_ot, semidual_ot_objective
-from solvers.lse.safe_kl import _solve_rows_generic, _terms_xp
 
 NUMBA = resolve_backend("numba", np)
+GENERIC = resolve_backend("numpy", np)
 
 SPECIAL = {
     "finite": np.array([0.3, -2.0, 5.0, 1e4, -1e4, 0.0]),
@@ -37,51 +39,76 @@ def _close(a, b, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("case", sorted(SPECIAL))
-def test_step_terms_kernel_matches_generic(case, dtype):
+def test_step_terms_kernel_and_generic_match_the_reference(case, dtype):
     values = SPECIAL[case].astype(dtype)
     jac = np.random.default_rng(1).normal(size=(values.size, 3)).astype(dtype)
     kernel = KERNELS.get("step_terms", NUMBA)
     s, rho = np.asarray(1.5, dtype=dtype), 0.05
+    ref = safe_kl_step_loop(values, jac, s, rho)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         got = kernel(values, jac, s, rho)
-        ref = step_terms_generic(values, jac, s, rho)
-    for g, r in zip(got, ref):
+        twin = step_terms_generic(values, jac, s, rho)
+    for g, t, r in zip(got, twin, ref):
         _close(g, r, dtype)
+        _close(t, r, dtype)
     assert np.asarray(got[0]).dtype == dtype
 
 
-@pytest.mark.parametrize("case", ["finite", "neginf", "single", "all_neginf"])
-def test_solve_rows_kernel_matches_generic(case):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", sorted(SPECIAL))
+def test_terms_generic_matches_the_reference(case, dtype):
+    values = SPECIAL[case].astype(dtype)
+    with np.errstate(all="ignore"):
+        got = terms_generic(values, dtype(1.5), 0.05)
+    for g, r in zip(got, safe_kl_terms_loop(values, 1.5, 0.05)):
+        _close(g, r, dtype)
+        assert g.dtype == dtype
+
+
+def _solve_rows_cases():
+    rng = np.random.default_rng(2)
+    rows = [SPECIAL["finite"], SPECIAL["finite"][::-1] * 0.5, SPECIAL["neginf"],
+            SPECIAL["single"], np.array([-np.inf, 0.0]), np.array([1.0, -np.inf]),
+            rng.normal(size=6) * 30, np.full(6, 7.0)]
+    return [np.stack([r, r[::-1] - 1.0]) for r in rows]
+
+
+@pytest.mark.parametrize("A", _solve_rows_cases())
+@pytest.mark.parametrize("weighted", [False, True])
+def test_solve_rows_kernel_and_generic_match_the_reference(A, weighted):
     """The shift solve sees finite or -inf rows only (safe_logsumexp masks the rest)."""
-    A = np.stack([SPECIAL[case], SPECIAL[case][::-1] * 0.5])
-    if case == "all_neginf":
-        A = np.stack([np.array([-np.inf, 0.0]), np.array([1.0, -np.inf])])
+    rho = 0.05
+    mu = None
+    if weighted:
+        mu = np.random.default_rng(3).uniform(0.2, 1.0, size=A.shape)
+        mu /= mu.sum(axis=1, keepdims=True)
+    ref = [safe_kl_shift(A[r], rho, None if mu is None else mu[r]) for r in range(2)]
+    s_ref, v_ref = (np.array(col) for col in zip(*ref))
     kernel = KERNELS.get("solve_rows", NUMBA)
-    mu = np.full(A.shape, 1.0 / A.shape[1])
-    for m in (None, mu):
-        s1, v1 = kernel(A, m, 0.05, 1e-10, 100)
-        s2, v2 = _solve_rows_generic(A, m, 0.05, 1e-10, 100)
-        np.testing.assert_allclose(s1, s2, rtol=1e-9, atol=1e-9)
-        np.testing.assert_allclose(v1, v2, rtol=1e-9, atol=1e-9)
+    for solve in (kernel, lambda *args: solve_rows_generic(*args, be=GENERIC)):
+        s, v = solve(A, mu, rho, 1e-10, 100)
+        np.testing.assert_allclose(s, s_ref, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(v, v_ref, rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("idx", [[0, 3, 3, 1], [2], []])
-def test_scatter_kernel_matches_generic(idx, dtype):
+def test_scatter_kernel_and_generic_match_the_reference(idx, dtype):
     v = np.arange(5, dtype=dtype)
     idx = np.asarray(idx, dtype=np.int64)
     vals = np.linspace(-1, 2, idx.size).astype(dtype)
     if idx.size:
         vals[0] = np.inf
-    ref = _scatter_xp(v.copy(), idx, vals)
+    ref = scatter_add_loop(v, idx, vals)
+    np.testing.assert_array_equal(_scatter_xp(v.copy(), idx, vals), ref)
     got = KERNELS.get("scatter_add", NUMBA)(v.copy(), idx, vals)
     np.testing.assert_array_equal(got, ref)
     assert got.dtype == dtype
 
 
 def test_terms_generic_special_values():
-    w, h = _terms_xp(np.array([np.inf, -np.inf, np.nan, 0.0]), 0.0, 0.1)
+    w, h = terms_generic(np.array([np.inf, -np.inf, np.nan, 0.0]), 0.0, 0.1)
     assert w[0] == pytest.approx(10.0) and w[1] == 0 and h[1] == 0 and math.isinf(h[0])
     assert np.isnan(w[2]) and np.isnan(h[2])
 
@@ -180,16 +207,18 @@ def test_cupy_kernels_match_generic(case, dtype):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         got = KERNELS.get("step_terms", be)(values, jac, s, rho)
-        ref = step_terms_generic(values, jac, s, rho)
+        ref = safe_kl_step_loop(SPECIAL[case].astype(dtype), cp.asnumpy(jac), 1.5, rho)
         for g, r in zip(got, ref):
-            _close(cp.asnumpy(g), cp.asnumpy(r), dtype)
-        for g, r in zip(KERNELS.get("terms", be)(values, s, rho), _terms_xp(values, s, rho)):
-            _close(cp.asnumpy(g), cp.asnumpy(r), dtype)
+            _close(cp.asnumpy(g), r, dtype)
+        ref = safe_kl_terms_loop(SPECIAL[case].astype(dtype), 1.5, rho)
+        for g, r in zip(KERNELS.get("terms", be)(values, s, rho), ref):
+            _close(cp.asnumpy(g), r, dtype)
     idx = cp.asarray(np.array([0, 2, 2], dtype=np.int64))
     vals = cp.asarray(np.array([1.0, np.inf, -2.0], dtype=dtype))
     v = cp.arange(4, dtype=dtype)
     np.testing.assert_array_equal(cp.asnumpy(KERNELS.get("scatter_add", be)(v.copy(), idx, vals)),
-                                  cp.asnumpy(_scatter_xp(v.copy(), idx, vals)))
+                                  scatter_add_loop(cp.asnumpy(v), cp.asnumpy(idx),
+                                                   cp.asnumpy(vals)))
 
 
 @pytest.mark.gpu
@@ -199,18 +228,16 @@ def test_cupy_loop_never_synchronises():
     import cupyx
 
     from solvers.lse import _safe_kl_solver as solver
-    from solvers.lse.safe_kl import _configure
+    from solvers.lse.safe_kl import MINIMIZE_OPTIONS, _configure
 
     data = cp.asarray(np.random.default_rng(0).normal(size=(4096, 8)))
-    cfg, x, s, source = _configure(
-        lambda x, b: (b @ x, b), cp.zeros(8), data, rho=0.01, batch_size=256, epochs=None,
-        maxiter=100, estimator="safe-kl", optimizer="adam", lr=0.01, betas=(0.9, 0.999),
-        s0=None, average=0.5, epoch_size=None, rng=0, callback=None, diagnose=False,
-        backend="auto")
-    st = solver.State(x, s, cfg)
-    solver.step(st, 0, cfg, source)
+    cfg = MINIMIZE_OPTIONS.validate(phi=lambda x, b: (b @ x, b), batch_size=256,
+                                    maxiter=100, rng=0, diagnose=False)
+    cfg, plan, x, s, source = _configure(cfg, cp.zeros(8), data)
+    st = solver.State(x, s, plan)
+    solver.step(st, 0, cfg, plan, source)
     with cupyx.allow_synchronize(False):
         for k in range(1, 15):
-            _, rho_k = solver.step(st, k, cfg, source)
-            solver.record(st, cfg, rho_k)
-    assert solver.check(st, cfg) and st.nit == 15
+            _, rho_k = solver.step(st, k, cfg, plan, source)
+            solver.record(st, cfg, plan, rho_k)
+    assert solver.check(st, plan) and st.nit == 15

@@ -1,13 +1,16 @@
-"""Every transport/memory kernel against its generic twin (issue 14): ordinary inputs,
-NaN, +inf and -inf at fixed places, empty and single-row inputs, and float32.
+"""Every transport/memory kernel against its generic twin: ordinary inputs, NaN, +inf and
+-inf at fixed places, empty and single-row inputs, and float32.
 
 The generic ``xp`` code is the reference; a kernel agrees when it gives the same numbers
-(NaN where the reference has NaN) and keeps the input's float dtype.
+(NaN where the reference has NaN) and keeps the input's float dtype. The Bures kernel
+families (exact distances, Gibbs-weighted root sums, screened distances) are also checked,
+generic twin and Numba kernel both, against the pair-by-pair loops of ``tests/naive.py``.
 """
 import numpy as np
 import pytest
 
 import array_api_compat.numpy as cnp
+from naive import bures_cdist_loop, screened_cdist_loop, weighted_root_sum_loop
 
 from solvers.transport import bures_kernels as bk
 from solvers.transport._lightsb_model import (diag_stats_xp, log_weights_diag_xp,
@@ -89,6 +92,17 @@ def test_lightsb_sample_kernel_matches_generic(dtype, value, n):
     _same([nb_lightsb.sample_diag(x, logits, r, s, 0.7, u, z)], [ref], dtype)
 
 
+def _like_naive(outputs, naive_out, dtype):
+    """Kernel outputs against the float64 loop of ``tests/naive.py`` (NaN where it has NaN),
+    to the input dtype's precision."""
+    rtol = 1e-9 if dtype == np.float64 else 2e-4
+    for out in outputs:
+        out = np.asarray(out)
+        assert out.shape == naive_out.shape and out.dtype == dtype
+        np.testing.assert_array_equal(np.isnan(out), np.isnan(naive_out))
+        np.testing.assert_allclose(out, naive_out, rtol=rtol, atol=rtol, equal_nan=True)
+
+
 def _bures_problem(dtype, Q=3, N=4, d=2, seed=0):
     rng = np.random.default_rng(seed)
 
@@ -112,9 +126,11 @@ def _bures_problem(dtype, Q=3, N=4, d=2, seed=0):
 def test_bures_cdist_kernels_match_generic(dtype, value, where):
     a = _bures_problem(dtype)
     a[where] = _poke(a[where], value, (1, 0) if a[where].ndim == 2 else (1, 0, 0))
-    ref = bk.cdist_full_xp(a["qm"], a["R"], a["trq"], a["m"], a["S"], a["trS"], cnp)
-    got = nb_bures.cdist_full(a["qm"], a["R"], a["trq"], a["m"], a["S"], a["trS"])
+    args = (a["qm"], a["R"], a["trq"], a["m"], a["S"], a["trS"])
+    ref = bk.cdist_full_xp(*args, cnp)
+    got = nb_bures.cdist_full(*args)
     _same([got], [ref], dtype)
+    _like_naive([ref, got], bures_cdist_loop(*args), dtype)
     if value is not None:
         assert np.isnan(ref).any() or np.isinf(ref).any()  # never a silent finite answer
 
@@ -126,7 +142,9 @@ def test_bures_weighted_root_sum_kernel_matches_generic(dtype, value, where):
     a = _bures_problem(dtype)
     a[where] = _poke(a[where], value, (1, 0) if a[where].ndim == 2 else (1, 0, 0))
     ref = bk.weighted_root_sum_xp(a["R"], a["S"], a["W"], cnp)
-    _same([nb_bures.weighted_root_sum(a["R"], a["S"], a["W"])], [ref], dtype)
+    got = nb_bures.weighted_root_sum(a["R"], a["S"], a["W"])
+    _same([got], [ref], dtype)
+    _like_naive([ref, got], weighted_root_sum_loop(a["R"], a["S"], a["W"]), dtype)
 
 
 @pytest.mark.parametrize("Q, N", [(0, 4), (3, 0), (1, 1)])
@@ -137,27 +155,37 @@ def test_bures_kernels_on_empty_and_single_inputs(Q, N):
     a["W"] = a["W"][:Q, :N]
     args = (a["qm"], a["R"], a["trq"], a["m"], a["S"], a["trS"])
     _same([nb_bures.cdist_full(*args)], [bk.cdist_full_xp(*args, cnp)])
+    _like_naive([nb_bures.cdist_full(*args)], bures_cdist_loop(*args), np.float64)
     _same([nb_bures.weighted_root_sum(a["R"], a["S"], a["W"])],
           [bk.weighted_root_sum_xp(a["R"], a["S"], a["W"], cnp)])
+    _like_naive([nb_bures.weighted_root_sum(a["R"], a["S"], a["W"])],
+                weighted_root_sum_loop(a["R"], a["S"], a["W"]), np.float64)
 
 
+@pytest.mark.parametrize("cut", [0.5, 5.0, np.inf])
 @pytest.mark.parametrize("value", SPECIAL)
-def test_screened_cdist_exact_entries_match_generic(value):
-    """The screen may replace far pairs by +inf; every finite entry is exact, each row's
-    minimum is kept, and NaN stays NaN."""
+def test_screened_cdist_matches_naive(value, cut):
+    """The screen may replace far pairs by +inf, only those the naive screen allows (their
+    lower bound exceeds the row's exact minimum by more than ``cut``); every other entry is
+    exact, each row's minimum is kept, and NaN stays NaN. The generic twin skips nothing."""
     a = _bures_problem(np.float64, Q=5, N=30, d=3, seed=2)
     a["qm"] = _poke(a["qm"], value, (1, 0))
     lam_q = np.linalg.eigvalsh(a["R"] @ a["R"])
     rq = np.sqrt(np.clip(np.nan_to_num(lam_q, nan=0.0), 0, None))
     rS = np.sqrt(np.clip(np.linalg.eigvalsh(a["S"]), 0, None))
-    ref = bk.cdist_full_xp(a["qm"], a["R"], a["trq"], a["m"], a["S"], a["trS"], cnp)
-    got = nb_bures.screened_cdist(a["qm"], a["R"], a["trq"], rq, a["m"], a["S"], a["trS"],
-                                  rS, 0.5)
-    kept = np.isfinite(got)
-    np.testing.assert_allclose(got[kept], ref[kept], rtol=1e-10)
-    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
-    finite_rows = np.isfinite(ref).all(axis=1)
-    np.testing.assert_allclose(got[finite_rows].min(axis=1), ref[finite_rows].min(axis=1),
+    args = (a["qm"], a["R"], a["trq"], rq, a["m"], a["S"], a["trS"], rS, cut)
+    exact, skippable = screened_cdist_loop(*args)
+    _like_naive([bk.screened_cdist_xp(*args, cnp)], exact, np.float64)
+    got = nb_bures.screened_cdist(*args)
+    skipped = np.isposinf(got) & ~np.isposinf(exact)
+    assert not np.any(skipped & ~skippable), "a pair the screen may not skip was skipped"
+    if cut == 0.5:
+        assert skipped.any()  # the screen is exercised
+    kept = ~skipped
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(exact))
+    np.testing.assert_allclose(got[kept], exact[kept], rtol=1e-10, equal_nan=True)
+    finite_rows = np.isfinite(exact).all(axis=1)
+    np.testing.assert_allclose(got[finite_rows].min(axis=1), exact[finite_rows].min(axis=1),
                                rtol=1e-10)
 
 

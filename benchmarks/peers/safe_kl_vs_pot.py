@@ -20,7 +20,10 @@ import numpy as np  # noqa: E402
 import ot  # noqa: E402
 import ot.stochastic  # noqa: E402
 
-from solvers.lse.applications import semidual_ot, semidual_ot_objective  # noqa: E402
+try:
+    from solvers.lse import semidual_ot, semidual_ot_objective  # noqa: E402
+except ImportError:  # versions that exported them from solvers.lse.applications
+    from solvers.lse.applications import semidual_ot, semidual_ot_objective  # noqa: E402
 
 
 def main():

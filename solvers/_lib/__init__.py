@@ -9,6 +9,9 @@ every user. The pieces:
   usable-GPU probe;
 - :mod:`.rng` -- ``rng`` normalisation and draws that are identical on every namespace;
 - :mod:`.validation` -- argument checks with clear messages;
+- :mod:`.params` -- option specs: each solver declares its options once (constraint,
+  default, doc) and reads a frozen config; the bad-input tests are generated from them;
+- :mod:`.frames` -- pandas DataFrame / Series input unwrapped once at the boundary;
 - :mod:`.results` -- the result contract (:class:`Status`, :func:`make_result`), callbacks
   with ``StopIteration``, progress bars;
 - :mod:`.kernels` -- :class:`KernelTable`, the per-area table that picks a kernel per backend;

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import functools
 import importlib
 
+import numpy as np
+
 from .namespace import is_numpy_namespace, is_cupy_namespace
 
 BACKENDS = ("auto", "numpy", "numba", "cupy")
@@ -60,6 +62,50 @@ class Backend:
             return x
         return _cupy().asnumpy(x)
 
+    @property
+    def on_host(self):
+        """True when the computation runs on host numpy arrays (Numba or generic numpy)."""
+        return is_numpy_namespace(self.xp)
+
+    def host(self):
+        """The backend for the same call on host numpy arrays.
+
+        This backend when it already computes on numpy; otherwise Numba on numpy (generic
+        numpy when Numba cannot be imported). For steps that run on the host on purpose (a
+        small local search, a topological sort) whatever the user's arrays are.
+        """
+        if self.on_host:
+            return self
+        xp = _numpy_namespace()
+        return Backend("numba" if numba_available() else "generic", xp, xp)
+
+    def generic(self):
+        """The generic ``xp`` code on the same namespaces (no Numba or CuPy kernels): what
+        a kernel's generic twin calls so that it stays the reference."""
+        return self if self.name == "generic" else Backend("generic", self.xp, self.input_xp)
+
+    def asarray(self, values, dtype=None):
+        """Host values (a list, a numpy array, Python scalars) as an array of ``xp``."""
+        if self.on_host:
+            return np.asarray(values, dtype=dtype)
+        return self.xp.asarray(values, dtype=dtype)
+
+    def to_result(self, x, dtype=None):
+        """An output as an array of the user's namespace ``input_xp``.
+
+        ``x`` may be an array of ``xp`` (moved back as :meth:`to_input` does) or a host
+        numpy array computed on purpose on the host (then converted into the user's
+        namespace: a cupy user gets a cupy array). ``dtype`` (a dtype of ``input_xp``)
+        casts it; ``None`` keeps the dtype.
+        """
+        if x is None:
+            return None
+        if is_numpy_namespace(self.input_xp):
+            x = self.to_input(x) if not isinstance(x, np.ndarray) else x
+            return np.asarray(x, dtype=dtype)
+        out = self.input_xp.asarray(x) if isinstance(x, np.ndarray) else x
+        return out if dtype is None else self.input_xp.astype(out, dtype, copy=False)
+
 
 @functools.cache
 def gpu_available():
@@ -85,6 +131,12 @@ def numba_available():
         return True
     except Exception:
         return False
+
+
+def _numpy_namespace():
+    import array_api_compat.numpy as np_compat
+
+    return np_compat
 
 
 def _cupy():

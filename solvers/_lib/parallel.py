@@ -16,6 +16,7 @@ clear error instead of respawning them forever. A callable is any map-like,
 import concurrent.futures
 import multiprocessing
 import numbers
+import pickle
 
 from .rng import check_rng
 
@@ -60,6 +61,14 @@ class _PoolMap:
                     max_workers=min(self.n or len(tasks), len(tasks)) or 1,
                     mp_context=context) as pool:
                 return list(pool.map(func, tasks))
+        except (pickle.PicklingError, AttributeError, TypeError) as exc:
+            if "pickle" not in str(exc):
+                raise
+            raise TypeError(
+                f"workers={self.n or -1} sends the work to other processes, so the objective "
+                "(and everything it refers to) must be picklable; a lambda or a function "
+                "defined inside another function is not. Define it at module level (or use "
+                f"functools.partial), or pass workers=1. ({exc})") from exc
         except concurrent.futures.process.BrokenProcessPool as exc:
             raise RuntimeError(
                 "a worker process died before finishing. workers=<int> starts processes "

@@ -7,8 +7,33 @@
 - :func:`logsumexp_partial` / :func:`logsumexp_merge`: exact (max, scaled sum) partials of
   disjoint chunks and their merge.
 """
-from .logsumexp import logsumexp, softmax, log_softmax, logsumexp_partial, logsumexp_merge
-from .matmul import logsumexp_matmul
+from .._lazy import lazy_exports
+
+_EXPORTS = {
+    "logsumexp": "solvers.lse.logsumexp",
+    "softmax": "solvers.lse.logsumexp",
+    "log_softmax": "solvers.lse.logsumexp",
+    "logsumexp_partial": "solvers.lse.logsumexp",
+    "logsumexp_merge": "solvers.lse.logsumexp",
+    "logsumexp_matmul": "solvers.lse.matmul",
+    # Safe-KL
+    "safe_logsumexp": "solvers.lse.safe_kl",
+    "safe_kl_terms": "solvers.lse.safe_kl",
+    "minimize_logsumexp": "solvers.lse.safe_kl",
+    "kl_dro": "solvers.lse._kl_dro",
+    "kl_dro_objective": "solvers.lse._kl_dro",
+    "kl_dro_losses": "solvers.lse._kl_dro",
+    "dro_dataset": "solvers.lse._kl_dro",
+    "semidual_ot": "solvers.lse._semidual_ot",
+    "semidual_ot_objective": "solvers.lse._semidual_ot",
+}
 
 __all__ = ["logsumexp", "softmax", "log_softmax", "logsumexp_partial", "logsumexp_merge",
-           "logsumexp_matmul"]
+           "logsumexp_matmul",
+           # Safe-KL
+           "safe_logsumexp", "safe_kl_terms", "minimize_logsumexp", "kl_dro",
+           "kl_dro_objective", "kl_dro_losses", "dro_dataset", "semidual_ot",
+           "semidual_ot_objective"]
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

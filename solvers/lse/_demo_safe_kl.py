@@ -1,10 +1,10 @@
 """Demo row for Safe-KL: KL-DRO logistic regression on 20k rows, 5 epochs, vs the exact optimum."""
 import time
 
+from solvers.lse import dro_dataset, kl_dro
+
 
 def demo_rows(quick=True):
-    from solvers.lse.applications import dro_dataset, kl_dro
-
     n = 20000 if quick else 100000
     X, y = dro_dataset(n, 10, "logistic", rng=0)
     exact = kl_dro(X, y, lam=0.3, loss="logistic", method="lbfgs")

@@ -9,29 +9,80 @@ import math
 import numpy as np
 from scipy.optimize import minimize as scipy_minimize
 
+from .._lib.backend import resolve_backend
 from .._lib.docstrings import fill_doc
-from .._lib.namespace import array_namespace, is_numpy_namespace
+from .._lib.frames import unwrap_frame
+from .._lib.namespace import array_namespace
+from .._lib.params import (COUNT, NONNEGATIVE, POSITIVE, SEED, Array, Choice, Integer,
+                           Options, Param)
 from .._lib.results import Status, make_result
-from .._lib.validation import (as_float_array, check_choice, check_finite, check_int,
-                               check_positive, promote_float16)
-from .logsumexp import logsumexp, softmax
+from .._lib.rng import check_rng
+from .._lib.validation import check_finite, promote_float16
 from ._minibatch import is_partitioned
-from ._safe_kl_solver import _softplus
+from ._safe_kl_solver import (AVERAGE, BACKEND_OPTION, CALLBACK_OPTION, PROGRESS, RHO, RNG,
+                              _softplus, scheduled)
+from .logsumexp import logsumexp, softmax
 from .safe_kl import minimize_logsumexp
 
 __all__ = ["kl_dro", "kl_dro_objective", "kl_dro_losses", "dro_dataset"]
 
+_LOSS = Param("loss", Choice("squared", "logistic"), "squared", "per-sample loss")
+_LAM = Param("lam", POSITIVE, doc="temperature lambda")
+_L2 = Param("l2", NONNEGATIVE, 0.0, "ridge coefficient alpha")
+_THETA = Param("theta", Array(ndim=1, finite=False), doc="model coefficients (d,)")
+_X = Param("X", Array(ndim=2, empty=False), doc="features (n, d)")
+_Y = Param("y", Array(ndim=1), doc="targets or labels (n,)")
 
-_REFERENCES = """
+DATASET_OPTIONS = Options(
+    "DRODatasetOptions",
+    Param("n", Integer(low=2), 20000, "rows"),
+    Param("d", COUNT, 10, "features before the intercept column"),
+    Param("loss", Choice("logistic", "squared"), "logistic", "kind of target"),
+    Param("rng", SEED, 0, "random numbers"))
+
+LOSSES_OPTIONS = Options("KLDROLossesOptions", _THETA, _X, _Y, _LOSS)
+
+OBJECTIVE_OPTIONS = Options("KLDROObjectiveOptions", _THETA, _X, _Y, _LAM, _LOSS, _L2)
+
+KL_DRO_OPTIONS = Options(
+    "KLDROOptions",
+    _X, _Y, _LAM, _LOSS, _L2,
+    Param("method", Choice("safe-kl", "naive", "lbfgs"), "safe-kl", "solver"),
+    Param("x0", Array(ndim=1), None, "start (zeros by default)"),
+    Param("rho", RHO, 0.005, "Safe-KL cap parameter or a schedule rho(k)"),
+    Param("batch_size", COUNT, 32, "terms per minibatch"),
+    Param("epochs", POSITIVE, 5, "passes over the data"),
+    Param("maxiter", COUNT, None, "steps (L-BFGS iterations for 'lbfgs')"),
+    Param("lr", scheduled(POSITIVE), 0.05, "step size or a schedule lr(k)"),
+    AVERAGE, RNG, CALLBACK_OPTION, PROGRESS, BACKEND_OPTION)
+
+_HU_HONG = """
 References
 ----------
 .. [1] Z. Hu, L. J. Hong, "Kullback-Leibler divergence constrained distributionally
    robust optimization", Optimization Online, 2013.
+"""
+_REFERENCES = _HU_HONG + """\
 .. [2] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
    optimization of LogSumExp", arXiv:2509.24894, 2025.
 """
 
+_ARRAY_TYPES = """
+TypeError
+    Complex or non-numeric arrays, or arrays from different array libraries.
+"""
 
+_MODEL = """
+theta : array, shape (d,)
+    Model coefficients (NaN and inf propagate).
+X : array or pandas DataFrame, shape (n, d)
+    Features (add a column of ones for an intercept); finite.
+y : array or pandas Series, shape (n,)
+    Targets (``"squared"``) or labels in {-1, +1} (``"logistic"``); finite.
+"""
+
+
+@DATASET_OPTIONS.entry
 @fill_doc(references=_REFERENCES)
 def dro_dataset(n=20000, d=10, loss="logistic", rng=0):
     r"""The documented synthetic data set used by the KL-DRO tests, benchmarks and example.
@@ -46,7 +97,7 @@ def dro_dataset(n=20000, d=10, loss="logistic", rng=0):
     Parameters
     ----------
     n, d : int
-        Rows and features (before the intercept column).
+        Rows (at least 2) and features (at least 1, before the intercept column).
     loss : {"logistic", "squared"}
     rng : None, int or numpy.random.Generator
 
@@ -69,25 +120,39 @@ def dro_dataset(n=20000, d=10, loss="logistic", rng=0):
 
     Examples
     --------
-    >>> from solvers.lse.applications import dro_dataset
+    >>> from solvers.lse import dro_dataset
     >>> X, y = dro_dataset(1000)
     >>> X.shape, sorted(set(y.tolist()))
     ((1000, 11), [-1.0, 1.0])
     """
-    from .._lib.rng import check_rng
-
-    n = check_int(n, "n", minimum=2)
-    d = check_int(d, "d", minimum=1)
-    loss = check_choice(loss, ("squared", "logistic"), "loss")
-    gen = check_rng(rng)
-    X = gen.normal(size=(n, d))
-    beta = gen.normal(size=d)
+    cfg = DATASET_OPTIONS.validate(n=n, d=d, loss=loss, rng=rng)
+    gen = check_rng(cfg.rng)
+    X = gen.normal(size=(cfg.n, cfg.d))
+    beta = gen.normal(size=cfg.d)
     scale = np.where(X[:, 0] > 1.0, 3.0, 1.0)
-    score = X @ beta + scale * gen.normal(size=n)
-    y = score if loss == "squared" else np.where(score > np.median(score), 1.0, -1.0)
-    return np.c_[X, np.ones(n)], y
+    score = X @ beta + scale * gen.normal(size=cfg.n)
+    y = score if cfg.loss == "squared" else np.where(score > np.median(score), 1.0, -1.0)
+    return np.c_[X, np.ones(cfg.n)], y
 
 
+def _model_arrays(spec, theta, X, y):
+    """``(theta, X, y, xp)`` of a public loss or objective call: pandas unwrapped,
+    converted and checked in the inputs' own namespace."""
+    (theta, _), (X, _), (y, _) = (unwrap_frame(theta, "theta"), unwrap_frame(X, "X"),
+                                  unwrap_frame(y, "y"))
+    be = resolve_backend("auto", array_namespace(theta, X, y))
+    theta, X, y = spec.arrays(be, theta=theta, X=X, y=y)
+    if theta.shape[0] != X.shape[1]:
+        raise ValueError(f"theta must have shape ({X.shape[1]},) to match X with "
+                         f"{X.shape[1]} columns, got {tuple(theta.shape)}")
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"y must have shape ({X.shape[0]},) like the rows of X, got "
+                         f"{tuple(y.shape)}")
+    return theta, X, y, be.xp
+
+
+@LOSSES_OPTIONS.entry
+@fill_doc(model=_MODEL, array_types=_ARRAY_TYPES, references=_HU_HONG)
 def kl_dro_losses(theta, X, y, loss="squared"):
     r"""Per-sample losses of a linear model and their gradients in ``theta``.
 
@@ -96,10 +161,7 @@ def kl_dro_losses(theta, X, y, loss="squared"):
 
     Parameters
     ----------
-    theta : array, shape (d,)
-    X : array, shape (n, d)
-        Features (add a column of ones for an intercept).
-    y : array, shape (n,)
+    {{model}}
     loss : {"squared", "logistic"}
 
     Returns
@@ -111,45 +173,45 @@ def kl_dro_losses(theta, X, y, loss="squared"):
     Raises
     ------
     ValueError
-        An unknown ``loss``, or ``theta``, ``X`` and ``y`` whose shapes do not match
-        (raised by the matrix product).
-    TypeError
-        Arrays from different array libraries.
+        An unknown ``loss``; ``X`` or ``y`` not finite, empty ``X``, or arrays with the
+        wrong number of dimensions or shapes that do not match.
+    {{array_types}}
 
     Notes
     -----
-    Inputs are not validated: finite real arrays are assumed, and ``"logistic"`` assumes
-    labels in {-1, +1}. The logistic loss is evaluated as a stable softplus, so it does not
-    overflow for large margins.
+    ``"logistic"`` assumes labels in {-1, +1} (not checked). The logistic loss is
+    evaluated as a stable softplus, so it does not overflow for large margins.
 
-    References
-    ----------
-    .. [1] Z. Hu, L. J. Hong, "Kullback-Leibler divergence constrained distributionally
-       robust optimization", Optimization Online, 2013.
+    {{references}}
 
     Examples
     --------
     >>> import numpy as np
-    >>> from solvers.lse.applications import kl_dro_losses
+    >>> from solvers.lse import kl_dro_losses
     >>> l, g = kl_dro_losses(np.zeros(2), np.ones((3, 2)), np.array([1.0, -1.0, 1.0]),
     ...                      "logistic")
     >>> l.round(4).tolist(), g.shape
     ([0.6931, 0.6931, 0.6931], (3, 2))
     """
-    xp = array_namespace(theta, X, y)
+    cfg = LOSSES_OPTIONS.validate(loss=loss)
+    theta, X, y, xp = _model_arrays(LOSSES_OPTIONS, theta, X, y)
+    return _losses(theta, X, y, cfg.loss, xp)
+
+
+def _losses(theta, X, y, loss, xp):
+    """:func:`kl_dro_losses` on validated arrays (the minibatch steps call this)."""
     z = X @ theta
     if loss == "squared":
         r = z - y
         return 0.5 * r * r, xp.reshape(r, (-1, 1)) * X
-    if loss == "logistic":
-        m = y * z
-        with np.errstate(over="ignore"):
-            sig = 1.0 / (1.0 + xp.exp(m))  # sigma(-m)
-        return _softplus(-m, xp), xp.reshape(-sig * y, (-1, 1)) * X
-    raise ValueError(f"loss must be 'squared' or 'logistic', got {loss!r}")
+    m = y * z
+    with np.errstate(over="ignore"):
+        sig = 1.0 / (1.0 + xp.exp(m))  # sigma(-m)
+    return _softplus(-m, xp), xp.reshape(-sig * y, (-1, 1)) * X
 
 
-@fill_doc(references=_REFERENCES)
+@OBJECTIVE_OPTIONS.entry
+@fill_doc(model=_MODEL, array_types=_ARRAY_TYPES, references=_REFERENCES)
 def kl_dro_objective(theta, X, y, *, lam, loss="squared", l2=0.0):
     r"""Exact KL-DRO objective and gradient (full batch).
 
@@ -160,9 +222,7 @@ def kl_dro_objective(theta, X, y, *, lam, loss="squared", l2=0.0):
 
     Parameters
     ----------
-    theta : array, shape (d,)
-    X : array, shape (n, d)
-    y : array, shape (n,)
+    {{model}}
     lam : float
         Temperature :math:`\lambda > 0` (large: empirical risk; small: worst case).
     loss : {"squared", "logistic"}
@@ -177,31 +237,34 @@ def kl_dro_objective(theta, X, y, *, lam, loss="squared", l2=0.0):
     Raises
     ------
     ValueError
-        An unknown ``loss``, shapes of ``theta``, ``X`` and ``y`` that do not match,
-        ``lam <= 0`` or ``l2 < 0``.
-    TypeError
-        Arrays from different array libraries.
+        An unknown ``loss``, ``lam <= 0`` or ``l2 < 0``; ``X`` or ``y`` not finite, empty
+        ``X``, or arrays with the wrong number of dimensions or shapes that do not match.
+    {{array_types}}
 
     Notes
     -----
-    ``lam <= 0`` or ``l2 < 0`` raise ``ValueError``. The log-sum-exp and softmax are evaluated
-    stably, so large ``losses / lam`` do not overflow.
+    The log-sum-exp and softmax are evaluated stably, so large ``losses / lam`` do not
+    overflow.
 
     {{references}}
 
     Examples
     --------
     >>> import numpy as np
-    >>> from solvers.lse.applications import kl_dro_objective
+    >>> from solvers.lse import kl_dro_objective
     >>> X, y = np.ones((4, 1)), np.array([0.0, 0.0, 0.0, 2.0])
     >>> v, g = kl_dro_objective(np.zeros(1), X, y, lam=1.0)
     >>> round(v, 6)  # losses (0, 0, 0, 2): log(3/4 + e^2/4)
     0.954459
     """
-    xp = array_namespace(theta, X, y)
-    lam = check_positive(lam, "lam")
-    l2 = check_positive(l2, "l2", strict=False)
-    losses, jac = kl_dro_losses(theta, X, y, loss)
+    cfg = OBJECTIVE_OPTIONS.validate(lam=lam, loss=loss, l2=l2)
+    theta, X, y, xp = _model_arrays(OBJECTIVE_OPTIONS, theta, X, y)
+    return _objective(theta, X, y, cfg.lam, cfg.loss, cfg.l2, xp)
+
+
+def _objective(theta, X, y, lam, loss, l2, xp):
+    """:func:`kl_dro_objective` on validated arrays (L-BFGS evaluates this)."""
+    losses, jac = _losses(theta, X, y, loss, xp)
     a = losses / lam
     value = lam * (float(logsumexp(a)) - math.log(a.shape[0])) \
         + 0.5 * l2 * float(xp.sum(theta * theta))
@@ -209,6 +272,7 @@ def kl_dro_objective(theta, X, y, *, lam, loss="squared", l2=0.0):
     return value, grad
 
 
+@KL_DRO_OPTIONS.entry
 @fill_doc(references=_REFERENCES)
 def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=0.005,
            batch_size=32, epochs=5, maxiter=None, lr=0.05, average=0.5, rng=None,
@@ -221,8 +285,10 @@ def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=
 
     Parameters
     ----------
-    X : array, shape (n, d)
-    y : array, shape (n,)
+    X : array or pandas DataFrame, shape (n, d)
+        Features (add a column of ones for an intercept). A DataFrame's column labels
+        become the result's ``feature_names``.
+    y : array or pandas Series, shape (n,)
         Targets (``"squared"``) or labels in {-1, +1} (``"logistic"``).
     lam : float
         Temperature :math:`\lambda > 0`, a modelling choice (no default): large is close
@@ -241,7 +307,8 @@ def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=
     x0 : array, shape (d,), optional
         Start (zeros by default).
     rho, batch_size, epochs, lr, average, rng, callback, progress, backend
-        Passed to :func:`solvers.minimize_logsumexp` (ignored by ``"lbfgs"``).
+        Passed to :func:`solvers.minimize_logsumexp` (checked, but unused, with
+        ``"lbfgs"``).
     maxiter : int, optional
         Steps (overrides ``epochs``); L-BFGS iterations for ``"lbfgs"`` (default 2000).
     options : dict, optional
@@ -252,19 +319,23 @@ def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=
     Returns
     -------
     OptimizeResult
-        ``x`` (the model), ``fun`` (the *exact* objective at ``x``), ``nit``, ``nfev``
-        (per-sample loss evaluations), ``success``; stochastic runs add ``s``,
-        ``history``.
+        ``x`` (the model), ``feature_names`` (the column labels of a DataFrame ``X``,
+        one per entry of ``x``; ``None`` for arrays), ``fun`` (the *exact* objective at
+        ``x``), ``nit``, ``nfev`` (per-sample loss evaluations), ``success``; stochastic
+        runs add ``s``, ``history``.
 
     Raises
     ------
     ValueError
-        Non-finite data, shape mismatch, ``lam <= 0``, unknown ``method`` or ``loss``.
+        Non-finite data, shape mismatch, ``lam <= 0``, unknown ``method`` or ``loss``,
+        labels other than -1/+1 or 0/1 for ``"logistic"``.
+    TypeError
+        Options of the wrong type, complex or non-numeric data.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from solvers.lse.applications import kl_dro
+    >>> from solvers import kl_dro
     >>> rng = np.random.default_rng(0)
     >>> X = np.c_[rng.normal(size=(5000, 3)), np.ones(5000)]
     >>> y = X @ np.array([1.0, -2.0, 0.5, 1.0]) + rng.normal(size=5000)
@@ -275,47 +346,61 @@ def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=
 
     {{references}}
     """
-    method = check_choice(method, ("safe-kl", "naive", "lbfgs"), "method")
-    loss = check_choice(loss, ("squared", "logistic"), "loss")
-    lam = check_positive(lam, "lam")
-    l2 = check_positive(l2, "l2", strict=False)
+    cfg = KL_DRO_OPTIONS.validate(
+        lam=lam, loss=loss, l2=l2, method=method, rho=rho, batch_size=batch_size,
+        epochs=epochs, maxiter=maxiter, lr=lr, average=average, rng=rng, callback=callback,
+        progress=progress, backend=backend)
     options = dict(options or {})
-    partitioned = is_partitioned((X, y), "X and y")
-    if partitioned:
-        X, y, xp, d = _partitioned_inputs(X, y, loss)
-        if method == "lbfgs":
+    (X, names), (y, _), (x0, _) = (unwrap_frame(X, "X"), unwrap_frame(y, "y"),
+                                   unwrap_frame(x0, "x0"))
+    if is_partitioned((X, y), "X and y"):
+        X, y, be, d, names = _partitioned_inputs(X, y, cfg.loss)
+        if cfg.method == "lbfgs":
             raise ValueError("method='lbfgs' needs in-memory numpy X and y, not dask "
                              "collections; use method='safe-kl'")
         if options.get("diagnose", True) is not True:
             raise ValueError("options: diagnose=False with dask X, y -- kl_dro needs the "
                              "end-of-run pass over the partitions for its exact objective")
+        dtype = be.xp.float64
     else:
-        X, y, xp = _inputs(X, y, x0, loss)
-        d = X.shape[1]
-    dtype = xp.float64 if partitioned else X.dtype
-    theta0 = xp.zeros((d,), dtype=dtype) if x0 is None else \
-        as_float_array(x0, xp, "x0", ndim=1, dtype=dtype)
+        X, y, be = _inputs(X, y, x0, cfg.loss)
+        d, dtype = X.shape[1], X.dtype
+    theta0 = _start(x0, be, d, dtype)
+    if cfg.method == "lbfgs":
+        if cfg.maxiter is not None:
+            options.setdefault("maxiter", cfg.maxiter)
+        res = _kl_dro_lbfgs(X, y, be, theta0, cfg, options)
+    else:
+        res = _kl_dro_stochastic(X, y, be.xp, theta0, cfg, options)
+    res.feature_names = names
+    return res
+
+
+def _kl_dro_stochastic(X, y, xp, theta0, cfg, options):
+    res = minimize_logsumexp(_dro_phi(cfg.loss, cfg.lam, cfg.l2, xp), theta0, (X, y),
+                             rho=cfg.rho, batch_size=cfg.batch_size, epochs=cfg.epochs,
+                             maxiter=cfg.maxiter, estimator=cfg.method, lr=cfg.lr,
+                             average=cfg.average, rng=cfg.rng, callback=cfg.callback,
+                             progress=cfg.progress, backend=cfg.backend, **options)
+    if res.diagnostics is not None:  # the full pass already gave the exact objective
+        value = cfg.lam * res.diagnostics["lme"]
+    else:
+        value, _ = _objective(res.x, X, y, cfg.lam, cfg.loss, cfg.l2, xp)
+    res.fun_estimate = cfg.lam * res.fun
+    res.fun = value
+    res.s = None if res.s is None else cfg.lam * res.s
+    res.method = cfg.method
+    return res
+
+
+def _start(x0, be, d, dtype):
+    """The first iterate: zeros, or ``x0`` checked (finite, shape ``(d,)``)."""
+    if x0 is None:
+        return be.xp.zeros((d,), dtype=dtype)
+    (theta0,) = KL_DRO_OPTIONS.arrays(be, x0=x0)
     if theta0.shape[0] != d:
         raise ValueError(f"x0 must have shape ({d},), got {tuple(theta0.shape)}")
-    check_finite(theta0, xp, "x0")
-    if method == "lbfgs":
-        if maxiter is not None:
-            options.setdefault("maxiter", check_int(maxiter, "maxiter", minimum=1))
-        return _kl_dro_lbfgs(X, y, xp, theta0, lam, loss, l2, options)
-    res = minimize_logsumexp(_dro_phi(loss, lam, l2, xp), theta0, (X, y), rho=rho,
-                             batch_size=batch_size, epochs=epochs, maxiter=maxiter,
-                             estimator=method, lr=lr,
-                             average=average, rng=rng, callback=callback, progress=progress,
-                             backend=backend, **options)
-    if res.diagnostics is not None:  # the full pass already gave the exact objective
-        value = lam * res.diagnostics["lme"]
-    else:
-        value, _ = kl_dro_objective(res.x, X, y, lam=lam, loss=loss, l2=l2)
-    res.fun_estimate = lam * res.fun
-    res.fun = value
-    res.s = None if res.s is None else lam * res.s
-    res.method = method
-    return res
+    return be.xp.astype(theta0, dtype, copy=False)
 
 
 def _labels_ok(values):
@@ -345,19 +430,16 @@ def _check_labels(y, xp):
 
 
 def _inputs(X, y, x0, loss):
-    xp = array_namespace(X, y, x0)
-    X = promote_float16(as_float_array(X, xp, "X", ndim=2), xp)
-    if X.shape[0] == 0:
-        raise ValueError("X must hold at least one row, got shape "
-                         f"{tuple(X.shape)}")
-    y = as_float_array(y, xp, "y", ndim=1, dtype=X.dtype)
-    check_finite(X, xp, "X")
-    check_finite(y, xp, "y")
+    """In-memory ``X`` and ``y`` checked in their own namespace: ``(X, y, be)``."""
+    be = resolve_backend("auto", array_namespace(X, y, x0))
+    X, y = KL_DRO_OPTIONS.arrays(be, X=X, y=y)
+    X = promote_float16(X, be.xp)
+    y = be.xp.astype(y, X.dtype, copy=False)
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"y must have shape ({X.shape[0]},), got {tuple(y.shape)}")
     if loss == "logistic":
-        y = _check_labels(y, xp)
-    return X, y, xp
+        y = _check_labels(y, be.xp)
+    return X, y, be
 
 
 def _check_block(block, name, loss):
@@ -371,7 +453,8 @@ def _check_block(block, name, loss):
 
 
 def _partitioned_inputs(X, y, loss):
-    """Dask X and y: checked lazily, partition by partition (never all at once)."""
+    """Dask X and y, checked lazily partition by partition (never all at once):
+    ``(X, y, be, d, names)``; ``names`` are a dataframe's columns, else ``None``."""
     def lazy(obj, name):
         if not hasattr(obj, "map_blocks"):  # a dataframe / series: lengths read once
             obj = obj.to_dask_array(lengths=True)
@@ -381,15 +464,16 @@ def _partitioned_inputs(X, y, loss):
     if isinstance(d, float) or y.ndim != 1 and hasattr(y, "map_blocks"):
         raise ValueError("X must be a 2-D dask array or dataframe with known columns and y "
                          "a 1-D dask array or series")
+    names = None if hasattr(X, "map_blocks") else list(X.columns)
     meta = getattr(X, "_meta", None)
     xp = array_namespace(meta) if hasattr(meta, "__array_namespace__") else np
-    return lazy(X, "X"), lazy(y, "y"), xp, int(d)
+    return lazy(X, "X"), lazy(y, "y"), resolve_backend("auto", xp), int(d), names
 
 
 def _dro_phi(loss, lam, l2, xp):
     def phi(theta, batch):
         Xb, yb = batch
-        losses, jac = kl_dro_losses(theta, Xb, yb, loss)
+        losses, jac = _losses(theta, Xb, yb, loss, xp)
         if l2:
             losses = losses + 0.5 * l2 * xp.sum(theta * theta)
             jac = jac + l2 * xp.reshape(theta, (1, -1))
@@ -398,14 +482,14 @@ def _dro_phi(loss, lam, l2, xp):
     return phi
 
 
-def _kl_dro_lbfgs(X, y, xp, theta0, lam, loss, l2, options):
-    if not is_numpy_namespace(xp):
+def _kl_dro_lbfgs(X, y, be, theta0, cfg, options):
+    if not be.on_host:
         raise ValueError("method='lbfgs' runs SciPy and needs numpy arrays")
     n = X.shape[0]
     Xn, yn = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
     opts = {"maxiter": 2000, "gtol": 1e-10, "ftol": 1e-15}
     opts.update(options)
-    res = scipy_minimize(lambda t: kl_dro_objective(t, Xn, yn, lam=lam, loss=loss, l2=l2),
+    res = scipy_minimize(lambda t: _objective(t, Xn, yn, cfg.lam, cfg.loss, cfg.l2, be.xp),
                          np.asarray(theta0, dtype=np.float64), jac=True,
                          method="L-BFGS-B", options=opts)
     status = Status.CONVERGED if res.success else Status.MAXITER

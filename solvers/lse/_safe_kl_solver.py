@@ -1,11 +1,19 @@
-r"""The stochastic Safe-KL solver behind :func:`solvers.minimize_logsumexp`.
+r"""The stochastic Safe-KL solver behind :func:`solvers.minimize_logsumexp`, and the
+building blocks every Safe-KL module shares.
 
-Small pieces, in the order a run calls them: :func:`init_state` (first iterate and
-shift), :func:`step` (one minibatch step, no host synchronisation), :func:`check` (every
+Building blocks: the capped weights and softplus terms (:func:`terms_generic`), the
+per-row shift solve of the deterministic surrogate (:func:`surrogate_rows`, through the
+``solve_rows`` kernel), and the option constraints the Safe-KL entry points declare
+(:class:`Either`, :func:`scheduled`, :data:`BETAS`) and the options every stochastic
+entry point shares.
+
+The run, in the order it calls its pieces: :func:`init_shift` (first shift),
+:func:`step` (one minibatch step, no host synchronisation), :func:`check` (every
 ``CHECK_EVERY`` steps: the only host synchronisation of the loop, for non-finite values),
 :func:`record` (history), and :func:`finish` (the full-data diagnostic pass and the
-result). Dispatch goes through the area's kernel table; nothing here asks which backend
-runs.
+result). A run reads its options from the frozen config ``cfg`` and what it derived from
+them and the data from the frozen :class:`Plan`. Dispatch goes through the area's kernel
+table; nothing here asks which backend runs.
 
 The diagnostic pass evaluates ``phi`` once on every term at the returned iterate and
 reports, with :math:`r_i = e^{\varphi_i - F}` the exact Gibbs density ratios,
@@ -24,6 +32,8 @@ far below :math:`F` (heavy-tailed exponents: one term dominates the sum), so the
 reports ``success=False`` (status ``MAXITER``: the budget was spent, but the answer did not
 pass its check) with a message saying why.
 """
+import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -32,8 +42,9 @@ from .._lib.backend import backend_arg
 from .._lib.host import to_float
 from .._lib.namespace import array_namespace
 from .._lib.optim import Adam
+from .._lib.params import (BACKEND, CALLBACK, FLAG, PROBABILITY, SEED, Constraint, Param,
+                           Real)
 from .._lib.results import Status, call_callback, make_result
-from .._lib.validation import check_positive
 from ._safe_kl_kernels import KERNELS
 from .logsumexp import logsumexp, logsumexp_merge, logsumexp_partial, softmax
 
@@ -45,6 +56,69 @@ NONFINITE_DETAIL = "phi returned non-finite values or gradients"
 DIAG_CHUNK = 4096
 
 
+# --- option constraints shared by the Safe-KL entry points ---------------------------------
+
+class Either(Constraint):
+    """The values ``inner`` accepts, or any value ``passes(value)`` lets through unchanged
+    (a callable schedule, ``None``); anything else gets ``inner``'s own error, so an
+    out-of-range number stays a ``ValueError``."""
+
+    def __init__(self, inner, passes, kind):
+        self.inner, self.passes = inner, passes
+        self.kind = f"{inner.kind} or {kind}"
+
+    def check(self, value, name):
+        return value if self.passes(value) else self.inner.check(value, name)
+
+    def invalid_values(self):
+        return self.inner.invalid_values()
+
+    def describe(self):
+        return self.inner.describe()
+
+
+def scheduled(inner):
+    """``inner``'s values or a callable schedule ``value(k)`` of the step ``k`` (whose
+    values the solver checks when it uses them)."""
+    return Either(inner, callable, "callable")
+
+
+class _Pair(Constraint):
+    """Two floats in ``[0, 1)`` (Adam's ``betas``); returned as a tuple of floats."""
+
+    kind = "(float, float)"
+
+    def check(self, value, name):
+        try:
+            b1, b2 = (float(b) for b in value)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be a pair of floats, got {value!r}") from None
+        if not (0 <= b1 < 1 and 0 <= b2 < 1):
+            raise ValueError(f"{name} must lie in [0, 1), got {value!r}")
+        return b1, b2
+
+    def invalid_values(self):
+        return {"one": (1.0, 0.5), "nan": (math.nan, 0.5), "length": (0.9,), "str": "0.9"}
+
+    def describe(self):
+        return "each in [0, 1)"
+
+
+#: Safe-KL's cap parameter rho, a constant or a schedule rho(k)
+RHO = scheduled(PROBABILITY)
+#: the fraction of the run after which iterates are averaged (None: the last iterate)
+FRACTION = Either(Real(0, 1, high_open=True), lambda value: value is None, "None")
+#: Adam's moment decay rates
+BETAS = _Pair()
+
+#: options every stochastic Safe-KL entry point takes, declared once
+RNG = Param("rng", SEED, None, "random numbers")
+CALLBACK_OPTION = Param("callback", CALLBACK, None, "called with the intermediate result")
+PROGRESS = Param("progress", FLAG, False, "show a progress bar")
+BACKEND_OPTION = Param("backend", BACKEND, "auto", "which kernels run")
+AVERAGE = Param("average", FRACTION, 0.5, "fraction of the run before suffix averaging")
+
+
 # --- scalar building blocks (also used by safe_kl, _semidual_ot and _kl_dro) ---------------
 
 def _softplus(x, xp):
@@ -52,14 +126,7 @@ def _softplus(x, xp):
     return xp.maximum(x, xp.zeros_like(x)) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
-def _check_rho(rho):
-    rho = check_positive(rho, "rho")
-    if not rho < 1.0:
-        raise ValueError(f"rho must lie in (0, 1), got {rho}")
-    return rho
-
-
-def _terms_xp(values, s, rho):
+def terms_generic(values, s, rho):
     """Generic twin of the ``terms`` kernel: ``(w, h)`` in the namespace of ``values``."""
     xp = array_namespace(values)
     log_rho = math.log(rho)
@@ -70,11 +137,85 @@ def _terms_xp(values, s, rho):
     return w, h
 
 
+def _row_means(x, mu, xp):
+    if mu is None:
+        return xp.mean(x, axis=1)
+    return xp.sum(mu * x, axis=1)
+
+
+def solve_rows_generic(A, mu, rho, tol, maxiter, *, be):
+    """Shift ``s`` with ``E_mu w = 1`` per row of finite-or--inf ``A`` (R, n); value F_rho.
+
+    The generic twin of the ``solve_rows`` kernel (``be``: the resolved backend, whose
+    generic code computes the rows' log-mean-exp). Safeguarded Newton on
+    ``G(s) = log E w(s)`` (decreasing, root unique) inside a bracket ``[lo, hi]``:
+    ``hi = F + log(1 - rho)`` (Jensen: ``G(hi) <= 0``), ``lo`` found by doubling the
+    distance until ``G(lo) >= 0``. Steps leaving the bracket are bisections.
+    """
+    xp = array_namespace(A)
+    F = logsumexp(A, axis=1, b=mu, backend=backend_arg(be.generic()))
+    if mu is None:
+        F = F - math.log(A.shape[1])
+    F = xp.asarray(F, dtype=A.dtype)
+    log1m = math.log1p(-rho)
+
+    def stats(s):
+        with np.errstate(over="ignore"):
+            w = 1.0 / (rho + xp.exp(xp.reshape(s, (-1, 1)) - A))
+        ew = _row_means(w, mu, xp)
+        ev = _row_means(w * (1.0 - rho * w), mu, xp)
+        return ew, ev
+
+    hi = F + log1m
+    ew_hi, _ = stats(hi)
+    gap = xp.ones_like(F)
+    lo = hi - gap
+    for _ in range(64):
+        ew_lo, _ = stats(lo)
+        short = ew_lo < 1.0
+        if not bool(xp.any(short)):
+            break
+        gap = xp.where(short, 2.0 * gap, gap)
+        lo = xp.where(short, hi - gap, lo)
+    s = hi
+    done = ew_hi >= 1.0  # rounding put the root at hi already
+    for _ in range(maxiter):
+        ew, ev = stats(s)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = xp.log(ew)
+            lo = xp.where(g > 0, s, lo)
+            hi = xp.where(g <= 0, s, hi)
+            newton = s + g * ew / ev
+        inside = (newton > lo) & (newton < hi) & xp.isfinite(newton)
+        s_new = xp.where(inside, newton, 0.5 * (lo + hi))
+        s_new = xp.where(done, s, s_new)
+        step = xp.abs(s_new - s)
+        s = s_new
+        done = done | (step <= tol * (1.0 + xp.abs(s))) | (hi - lo <= tol * (1.0 + xp.abs(s)))
+        if bool(xp.all(done)):
+            break
+    _, h = terms_generic(A, xp.reshape(s, (-1, 1)), rho)
+    value = s - 1.0 + _row_means(h, mu, xp)
+    return s, value
+
+
+def surrogate_rows(A, mu, rho, be, tol=None, maxiter=100):
+    """``(s, F_rho)`` per row of finite-or--inf ``A`` (R, n) under the row measures ``mu``
+    (``None``: uniform), in ``A``'s dtype: the shift solve of the deterministic surrogate
+    (Numba kernel or the generic code). ``tol`` defaults to sqrt(eps) of the dtype."""
+    xp = be.xp
+    if tol is None:
+        tol = math.sqrt(float(xp.finfo(A.dtype).eps))
+    solve = KERNELS.get("solve_rows", be, generic=functools.partial(solve_rows_generic, be=be))
+    s, value = solve(A, mu, rho, tol, maxiter)
+    return xp.astype(s, A.dtype, copy=False), xp.astype(value, A.dtype, copy=False)
+
+
 # --- estimators (generic twins of the kernels) ----------------------------------------------
 
 def step_terms_generic(values, jac, s, rho):
     """``(mean(w jac), mean(w), mean(h))``: the generic twin of the ``step_terms`` kernel."""
-    w, h = _terms_xp(values, s, rho)
+    w, h = terms_generic(values, s, rho)
     xp = array_namespace(values)
     B = values.shape[0]
     return (w @ jac) / B, xp.mean(w), xp.mean(h)
@@ -100,15 +241,40 @@ def estimator_step(values, jac, s, rho, estimator, be):
 
 # --- the run --------------------------------------------------------------------------------
 
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What a run derives from its options and its data (the options stay in ``cfg``).
+
+    Attributes
+    ----------
+    be : Backend
+        The resolved backend.
+    epoch_terms : int
+        Terms per epoch (``n``; for a sampler ``epoch_size`` or ``batch_size``).
+    avg_start : int or None
+        First averaged step (``None``: the last iterate is returned).
+    record_every : int
+        Steps between history records.
+    window : int
+        Steps whose minibatch estimates make ``fun`` (an epoch, at least one step).
+    """
+
+    be: object
+    epoch_terms: int
+    avg_start: object
+    record_every: int
+    window: int
+
+
 class State:
     """Everything a run carries between steps (device arrays stay on the device)."""
 
-    def __init__(self, x, s, cfg):
+    def __init__(self, x, s, plan):
         self.x, self.s = x, s
         self.x_avg, self.n_avg = None, 0
         self.adam = None
-        xp, dtype = cfg.be.xp, x.dtype
-        self.ring = xp.zeros((cfg.window,), dtype=dtype)
+        xp, dtype = plan.be.xp, x.dtype
+        self.ring = xp.zeros((plan.window,), dtype=dtype)
         self.bad = xp.asarray(False)
         self.good = (x, s, None, 0, 0, None)  # last iterate checked finite
         self.history = {"nit": [], "epoch": [], "fun": [], "s": [], "rho": []}
@@ -147,25 +313,25 @@ def init_shift(values, rho_k, be, dtype):
     return be.xp.asarray(lme, dtype=dtype)
 
 
-def step(st, k, cfg, source):
+def step(st, k, cfg, plan, source):
     """One minibatch step; device work only. Returns the minibatch estimate (0-d)."""
-    xp = cfg.be.xp
+    xp = plan.be.xp
     rho_k = _schedule(cfg.rho, k)
     if callable(cfg.rho):
-        _check_rho(rho_k)
+        PROBABILITY.check(rho_k, "rho")
     lr_k = _schedule(cfg.lr, k)
     values, jac = _evaluate(cfg.phi, st.x, source.batch(cfg.batch_size), xp)
     st.bad = st.bad | ~(xp.all(xp.isfinite(values)) & xp.all(xp.isfinite(jac)))
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):  # st.bad reports it
-        return _update(st, k, cfg, values, jac, rho_k, lr_k)
+        return _update(st, k, cfg, plan, values, jac, rho_k, lr_k)
 
 
-def _update(st, k, cfg, values, jac, rho_k, lr_k):
+def _update(st, k, cfg, plan, values, jac, rho_k, lr_k):
     """The estimator and optimizer part of :func:`step`."""
-    xp = cfg.be.xp
+    xp = plan.be.xp
     if st.s is None and cfg.estimator == "safe-kl":
-        st.s = init_shift(values, rho_k, cfg.be, st.x.dtype)
-    gx, gs, fun_k = estimator_step(values, jac, st.s, rho_k, cfg.estimator, cfg.be)
+        st.s = init_shift(values, rho_k, plan.be, st.x.dtype)
+    gx, gs, fun_k = estimator_step(values, jac, st.s, rho_k, cfg.estimator, plan.be)
     params, grads = ([st.x, st.s], [gx, gs]) if gs is not None else ([st.x], [gx])
     if cfg.optimizer == "adam":
         if st.adam is None:
@@ -176,25 +342,25 @@ def _update(st, k, cfg, values, jac, rho_k, lr_k):
     st.x = params[0]
     if gs is not None:
         st.s = params[1]
-    if cfg.avg_start is not None and k >= cfg.avg_start:
+    if plan.avg_start is not None and k >= plan.avg_start:
         st.n_avg += 1
         st.x_avg = st.x if st.x_avg is None else st.x_avg + (st.x - st.x_avg) / st.n_avg
-    st.ring[k % cfg.window] = fun_k
+    st.ring[k % plan.window] = fun_k
     st.nit = k + 1
     return fun_k, rho_k
 
 
-def window_mean(st, cfg):
+def window_mean(st, plan):
     """Mean of the minibatch estimates over the last ``window`` steps (0-d array)."""
-    filled = min(st.nit, cfg.window)
-    return cfg.be.xp.sum(st.ring[:filled]) / max(filled, 1)
+    filled = min(st.nit, plan.window)
+    return plan.be.xp.sum(st.ring[:filled]) / max(filled, 1)
 
 
-def check(st, cfg):
+def check(st, plan):
     """Host sync: False when a non-finite value appeared since the last check."""
     if bool(st.bad):
         return False
-    st.good = (st.x, st.s, st.x_avg, st.n_avg, st.nit, window_mean(st, cfg))
+    st.good = (st.x, st.s, st.x_avg, st.n_avg, st.nit, window_mean(st, plan))
     return True
 
 
@@ -204,25 +370,25 @@ def rollback(st):
     return st.nit
 
 
-def record(st, cfg, rho_k):
+def record(st, cfg, plan, rho_k):
     nit = st.nit
-    if nit % cfg.record_every and nit != cfg.maxiter:
+    if nit % plan.record_every and nit != cfg.maxiter:
         return
     h = st.history
     h["nit"].append(nit)
-    h["epoch"].append(nit * cfg.batch_size / cfg.epoch_terms)
-    h["fun"].append(window_mean(st, cfg))
+    h["epoch"].append(nit * cfg.batch_size / plan.epoch_terms)
+    h["fun"].append(window_mean(st, plan))
     h["s"].append(st.s)
     h["rho"].append(rho_k)
 
 
-def notify(st, cfg, fun_k):
+def notify(st, cfg, plan, fun_k):
     """The callback, with arrays of the input namespace (no sync on the device)."""
-    be = cfg.be
+    be = plan.be
     return call_callback(cfg.callback, x=be.to_input(st.x_ret), x_last=be.to_input(st.x),
                          s=None if st.s is None else be.to_input(st.s), nit=st.nit,
                          nfev=st.nit * cfg.batch_size,
-                         epoch=st.nit * cfg.batch_size / cfg.epoch_terms,
+                         epoch=st.nit * cfg.batch_size / plan.epoch_terms,
                          fun=be.to_input(fun_k))
 
 
@@ -233,23 +399,21 @@ def _host_floats(items):
 
 # --- diagnostics and result -----------------------------------------------------------------
 
-def diagnostics(cfg, x, source, rho):
+def diagnostics(cfg, be, x, source, rho):
     """The full-data pass at ``x`` (see the module docstring); None when not possible."""
-    xp = cfg.be.xp
+    xp = be.xp
     if source.n is None:
-        if cfg.diag_size is None:
+        if cfg.epoch_size is None:
             return None
-        chunks = source.chunks(max(cfg.batch_size, DIAG_CHUNK), cfg.diag_size)
+        chunks = source.chunks(max(cfg.batch_size, DIAG_CHUNK), cfg.epoch_size)
     else:
         chunks = source.chunks(max(cfg.batch_size, DIAG_CHUNK))
     if getattr(source, "streaming", False):
-        return _streaming_diagnostics(cfg, x, chunks, rho)
+        return _streaming_diagnostics(cfg, be, x, chunks, rho)
     parts = [_evaluate(cfg.phi, x, batch, xp)[0] for batch in chunks]
     v = xp.concat(parts) if len(parts) > 1 else parts[0]
     N = v.shape[0]
-    from .safe_kl import safe_logsumexp  # safe_kl imports this module: import on use
-
-    backend = backend_arg(cfg.be)
+    backend = backend_arg(be)
     logN = math.log(N)
     F = to_float(logsumexp(v, backend=backend)) - logN
     out = {"lme": F, "n_terms": N}
@@ -259,7 +423,7 @@ def diagnostics(cfg, x, source, rho):
                 "capped_mass": float("nan")}
     F2 = to_float(logsumexp(2.0 * v, backend=backend)) - logN
     kappa = math.exp(min(F2 - 2.0 * F, 700.0))
-    F_rho = to_float(safe_logsumexp(v, rho, backend=backend)) - logN
+    F_rho = to_float(surrogate_rows(xp.reshape(v, (1, -1)), None, rho, be)[1][0])
     capped = (v - F) > -math.log(rho)
     ninf = xp.asarray(-xp.inf, dtype=v.dtype)
     cm = to_float(logsumexp(xp.where(capped, v, ninf), backend=backend)) - logN - F
@@ -267,11 +431,11 @@ def diagnostics(cfg, x, source, rho):
             "rho_kappa": rho * kappa, "capped_mass": math.exp(cm)}
 
 
-def _streaming_diagnostics(cfg, x, chunks, rho):
+def _streaming_diagnostics(cfg, be, x, chunks, rho):
     """Partitioned data: ``lme`` and ``kappa`` from exact (max, sum) partials merged over
     the chunks, in memory O(chunk); ``surrogate``, ``gap`` and ``capped_mass`` (which need
     every value at once) are None."""
-    xp = cfg.be.xp
+    xp = be.xp
     m1, s1, m2, s2, N = [], [], [], [], 0
     for batch in chunks:
         v = _evaluate(cfg.phi, x, batch, xp)[0]
@@ -304,21 +468,21 @@ def _unreliable_message(d, rho):
             f"(e.g. a larger lam in kl_dro)")
 
 
-def finish(st, cfg, source, status, message):
+def finish(st, cfg, plan, source, status, message):
     """The result: iterate back to the input namespace, history to floats, diagnostics.
 
     A run that spends its budget succeeds (a fixed-budget stochastic method), unless the
     diagnostic pass finds the Safe-KL surrogate unreliable at the returned ``x``.
     """
-    be = cfg.be
+    be = plan.be
     rho_last = _schedule(cfg.rho, max(st.nit - 1, 0))
     failed = status == Status.NONFINITE
-    fun = st.good[5] if failed else window_mean(st, cfg) if st.nit else None
+    fun = st.good[5] if failed else window_mean(st, plan) if st.nit else None
     diag, success = None, None
     if status == Status.MAXITER:
         success = True
     if cfg.diagnose and st.nit and not failed:
-        diag = diagnostics(cfg, st.x_ret, source, rho_last)
+        diag = diagnostics(cfg, be, st.x_ret, source, rho_last)
         if diag is not None and not math.isfinite(diag["lme"]):
             status, success = Status.NONFINITE, None
             message = (f"{NONFINITE_DETAIL} on the full data at the returned x (the "
@@ -338,25 +502,25 @@ def finish(st, cfg, source, status, message):
         estimator=cfg.estimator, rho=rho_last, diagnostics=diag)
 
 
-def run(cfg, x, s, source, bar):
+def run(cfg, plan, x, s, source, bar):
     """The loop: steps, a host check every ``CHECK_EVERY`` steps, callback, progress."""
-    st = State(x, s, cfg)
+    st = State(x, s, plan)
     status, message = Status.MAXITER, None
     for k in range(cfg.maxiter):
-        fun_k, rho_k = step(st, k, cfg, source)
+        fun_k, rho_k = step(st, k, cfg, plan, source)
         last = st.nit == cfg.maxiter
-        if (st.nit % CHECK_EVERY == 0 or last) and not check(st, cfg):
+        if (st.nit % CHECK_EVERY == 0 or last) and not check(st, plan):
             first = rollback(st)
             status = Status.NONFINITE
             message = (f"{NONFINITE_DETAIL} at a step in ({first}, {k + 1}]; the returned x "
                        f"is the iterate after step {first}, the last one checked finite")
             break
-        record(st, cfg, rho_k)
+        record(st, cfg, plan, rho_k)
         bar.update(1)
-        if cfg.callback is not None and notify(st, cfg, fun_k):
+        if cfg.callback is not None and notify(st, cfg, plan, fun_k):
             status = Status.CALLBACK
             break
-    if status == Status.CALLBACK and not check(st, cfg):
+    if status == Status.CALLBACK and not check(st, plan):
         first = rollback(st)
         status, message = Status.NONFINITE, f"{NONFINITE_DETAIL} after step {first}"
-    return finish(st, cfg, source, status, message)
+    return finish(st, cfg, plan, source, status, message)

@@ -24,27 +24,72 @@ with :math:`w = 1/(\rho + e^{s - \varphi_\theta(x)}) \in (0, 1/\rho)`,
 :math:`\nabla_\theta = w\,\nabla\varphi_\theta(x)` and :math:`\partial_s = 1 - w`.
 """
 import math
-import numbers
 
 import numpy as np
 
-from .._lib.namespace import array_namespace, is_numpy_namespace
 from .._lib.backend import resolve_backend
+from .._lib.docstrings import fill_doc
+from .._lib.frames import unwrap_frame
+from .._lib.namespace import array_namespace
+from .._lib.params import (CALLBACK, COUNT, FLAG, NONNEGATIVE, POSITIVE, PROBABILITY,
+                           Array, Choice, Options, Param, Real)
 from .._lib.rng import Draws
 from .._lib.results import Progress
-from .._lib.validation import (as_float_array, check_axis, check_callback, check_choice,
-                               check_finite, check_int, check_positive, promote_float16)
+from .._lib.validation import check_axis, promote_float16
 from . import _safe_kl_solver as _solver
-# the scalar building blocks live in the solver module (which cannot import this one);
-# _softplus is re-exported with them for importers of this module
-from ._safe_kl_solver import _check_rho, _softplus, _terms_xp  # noqa: F401
 from ._minibatch import as_rows, check_rows, is_partitioned, make_source
 from ._safe_kl_kernels import KERNELS
-from .logsumexp import logsumexp, _prepare, _squeeze, _finish
+from ._safe_kl_solver import (AVERAGE, BACKEND_OPTION, BETAS, CALLBACK_OPTION, PROGRESS,
+                              RHO, RNG, scheduled, surrogate_rows, terms_generic)
 
 __all__ = ["safe_logsumexp", "minimize_logsumexp", "safe_kl_terms"]
 
+_REFERENCES = """
+References
+----------
+.. [1] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
+   optimization of LogSumExp", arXiv:2509.24894, 2025.
+"""
 
+TERMS_OPTIONS = Options(
+    "SafeKLTermsOptions",
+    Param("values", Array(finite=False), doc="the exponents phi_i"),
+    Param("rho", POSITIVE, doc="cap parameter (the theory needs rho < 1)"),
+    BACKEND_OPTION)
+
+SAFE_LSE_OPTIONS = Options(
+    "SafeLogSumExpOptions",
+    Param("a", Array(finite=False), doc="real input"),
+    Param("rho", PROBABILITY, doc="cap parameter: weights are at most mu_i / rho"),
+    Param("b", Array(finite=False), None, "non-negative weights broadcastable to a"),
+    Param("keepdims", FLAG, False, "keep the reduced axes with length one"),
+    Param("return_shift", FLAG, False, "also return the optimal shift"),
+    Param("tol", NONNEGATIVE, None, "last Newton step at which a solve stops"),
+    Param("maxiter", COUNT, 100, "Newton iterations per slice"),
+    BACKEND_OPTION)
+
+MINIMIZE_OPTIONS = Options(
+    "MinimizeLogSumExpOptions",
+    Param("phi", CALLBACK, doc="phi(x, batch) -> (values, jac)"),
+    Param("x0", Array(ndim=1, empty=False), doc="start"),
+    Param("rho", RHO, 0.01, "cap parameter in (0, 1) or a schedule rho(k)"),
+    Param("batch_size", COUNT, 64, "terms per minibatch"),
+    Param("epochs", POSITIVE, None, "passes over the data"),
+    Param("maxiter", COUNT, None, "number of steps (overrides epochs)"),
+    Param("estimator", Choice("safe-kl", "naive"), "safe-kl", "gradient estimator"),
+    Param("optimizer", Choice("adam", "sgd"), "adam", "update rule"),
+    Param("lr", scheduled(POSITIVE), 0.01, "step size or a schedule lr(k)"),
+    Param("betas", BETAS, (0.9, 0.999), "Adam's moment decay rates"),
+    Param("s0", Real(), None, "initial shift"),
+    AVERAGE,
+    Param("epoch_size", COUNT, None, "terms per epoch for a sampler"),
+    RNG, CALLBACK_OPTION, PROGRESS,
+    Param("diagnose", FLAG, True, "run the end-of-run reliability pass"),
+    BACKEND_OPTION)
+
+
+@TERMS_OPTIONS.entry
+@fill_doc(references=_REFERENCES)
 def safe_kl_terms(values, s, rho, *, backend="auto"):
     r"""Per-term Safe-KL weights and surrogate values at shift ``s``.
 
@@ -74,99 +119,39 @@ def safe_kl_terms(values, s, rho, *, backend="auto"):
     Raises
     ------
     ValueError
-        ``rho <= 0`` (from ``math.log``), or an unknown or impossible ``backend``.
+        ``rho`` not finite or ``<= 0``, or an unknown or impossible ``backend``.
     TypeError
-        ``rho`` that is not a real number.
+        ``rho`` that is not a real number, or complex or non-numeric ``values``.
 
     Notes
     -----
-    A low-level helper: ``rho < 1`` and a real floating ``values`` array are assumed, not
-    checked (``rho >= 1`` is accepted but outside the Safe-KL theory). NaN in ``values`` or
-    ``s`` propagates to ``w`` and ``h``.
+    A low-level function: ``rho < 1`` is not checked (``rho >= 1`` is accepted but outside
+    the Safe-KL theory). Integer and boolean ``values`` are computed as float64. NaN in
+    ``values`` or ``s`` propagates to ``w`` and ``h``.
 
-    References
-    ----------
-    .. [1] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
-       optimization of LogSumExp", arXiv:2509.24894, 2025.
+    {{references}}
 
     Examples
     --------
     >>> import numpy as np
-    >>> from solvers.lse.safe_kl import safe_kl_terms
+    >>> from solvers.lse import safe_kl_terms
     >>> w, h = safe_kl_terms(np.array([0.0, 1e4]), 0.0, 0.1)
     >>> w.round(6).tolist(), bool(np.isfinite(h).all())
     ([0.909091, 10.0], True)
     """
-    be = resolve_backend(backend, array_namespace(values))
-    values = be.to_device(values)
-    kernel = KERNELS.get("terms", be, generic=_terms_xp)
-    w, h = kernel(values, s, rho)
+    cfg = TERMS_OPTIONS.validate(rho=rho, backend=backend)
+    values, _ = unwrap_frame(values, "values")
+    be = resolve_backend(cfg.backend, array_namespace(values))
+    (values,) = TERMS_OPTIONS.arrays(be, values=values)
+    kernel = KERNELS.get("terms", be, generic=terms_generic)
+    w, h = kernel(values, s, cfg.rho)
     return be.to_input(w), be.to_input(h)
 
 
 # --- deterministic surrogate over finite terms -------------------------------------------
 
-def _row_means(x, mu, xp):
-    if mu is None:
-        return xp.mean(x, axis=1)
-    return xp.sum(mu * x, axis=1)
-
-
-def _solve_rows_generic(A, mu, rho, tol, maxiter):
-    """Shift ``s`` with ``E_mu w = 1`` per row of finite-or--inf ``A`` (R, n); value F_rho.
-
-    Safeguarded Newton on ``G(s) = log E w(s)`` (decreasing, root unique) inside a bracket
-    ``[lo, hi]``: ``hi = F + log(1 - rho)`` (Jensen: ``G(hi) <= 0``), ``lo`` found by
-    doubling the distance until ``G(lo) >= 0``. Steps leaving the bracket are bisections.
-    """
-    xp = array_namespace(A)
-    # the generic twin stays generic: on numpy it must not reach (or import) Numba
-    F = logsumexp(A, axis=1, b=mu, backend="numpy" if is_numpy_namespace(xp) else "auto")
-    if mu is None:
-        F = F - math.log(A.shape[1])
-    F = xp.asarray(F, dtype=A.dtype)
-    log1m = math.log1p(-rho)
-
-    def stats(s):
-        with np.errstate(over="ignore"):
-            w = 1.0 / (rho + xp.exp(xp.reshape(s, (-1, 1)) - A))
-        ew = _row_means(w, mu, xp)
-        ev = _row_means(w * (1.0 - rho * w), mu, xp)
-        return ew, ev
-
-    hi = F + log1m
-    ew_hi, _ = stats(hi)
-    gap = xp.ones_like(F)
-    lo = hi - gap
-    for _ in range(64):
-        ew_lo, _ = stats(lo)
-        short = ew_lo < 1.0
-        if not bool(xp.any(short)):
-            break
-        gap = xp.where(short, 2.0 * gap, gap)
-        lo = xp.where(short, hi - gap, lo)
-    s = hi
-    done = ew_hi >= 1.0  # rounding put the root at hi already
-    for _ in range(maxiter):
-        ew, ev = stats(s)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            g = xp.log(ew)
-            lo = xp.where(g > 0, s, lo)
-            hi = xp.where(g <= 0, s, hi)
-            newton = s + g * ew / ev
-        inside = (newton > lo) & (newton < hi) & xp.isfinite(newton)
-        s_new = xp.where(inside, newton, 0.5 * (lo + hi))
-        s_new = xp.where(done, s, s_new)
-        step = xp.abs(s_new - s)
-        s = s_new
-        done = done | (step <= tol * (1.0 + xp.abs(s))) | (hi - lo <= tol * (1.0 + xp.abs(s)))
-        if bool(xp.all(done)):
-            break
-    _, h = _terms_xp(A, xp.reshape(s, (-1, 1)), rho)
-    value = s - 1.0 + _row_means(h, mu, xp)
-    return s, value
-
-
+@SAFE_LSE_OPTIONS.entry
+@fill_doc(references=_REFERENCES)
 def safe_logsumexp(a, rho, axis=None, b=None, keepdims=False, return_shift=False, *,
                    tol=None, maxiter=100, backend="auto"):
     r"""The Safe-KL surrogate of ``log(sum(b * exp(a)))``: a capped-weight log-sum-exp.
@@ -246,77 +231,96 @@ def safe_logsumexp(a, rho, axis=None, b=None, keepdims=False, return_shift=False
     >>> float(safe_logsumexp(np.zeros(4), 0.1)) <= float(logsumexp(np.zeros(4)))
     True
 
-    References
-    ----------
-    .. [1] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
-       optimization of LogSumExp", arXiv:2509.24894, 2025.
+    {{references}}
     """
-    rho = _check_rho(rho)
-    maxiter = check_int(maxiter, "maxiter", minimum=1)
-    xp = array_namespace(a, b)
-    be = resolve_backend(backend, xp)
-    a, b = be.to_device(a), be.to_device(b)
-    xpc = be.xp
-    a, b = _prepare(a, b, xpc)
+    cfg = SAFE_LSE_OPTIONS.validate(rho=rho, keepdims=keepdims, return_shift=return_shift,
+                                    tol=tol, maxiter=maxiter, backend=backend)
+    (a, _), (b, _) = unwrap_frame(a, "a"), unwrap_frame(b, "b")
+    be = resolve_backend(cfg.backend, array_namespace(a, b))
+    a, b = _common_dtype(*SAFE_LSE_OPTIONS.arrays(be, a=a, b=b), be.xp)
     axes = check_axis(axis, a.ndim)
-    if b is not None and bool(xpc.any(b < 0)):
+    if b is not None and bool(be.xp.any(b < 0)):
         raise ValueError("b must be non-negative (it defines a measure)")
-    if tol is None:
-        tol = math.sqrt(float(xpc.finfo(a.dtype).eps))
-    tol = check_positive(tol, "tol", strict=False)
+    if cfg.tol is None:
+        cfg = cfg.replace(tol=math.sqrt(float(be.xp.finfo(a.dtype).eps)))
+    out, shift = _reduce(a, b, axes, cfg, be)
+    out = _result(out, axes, cfg.keepdims, be)
+    return (out, _result(shift, axes, cfg.keepdims, be)) if cfg.return_shift else out
+
+
+def _common_dtype(a, b, xp):
+    """``a`` and ``b`` in one floating dtype (float16 computed as float32), broadcast to
+    one shape; a 0-d ``a`` becomes 1-d."""
+    a = promote_float16(a, xp)
+    if b is None:
+        return (xp.reshape(a, (1,)) if a.ndim == 0 else a), None
+    b = promote_float16(b, xp)
+    dtype = xp.result_type(a.dtype, b.dtype)
+    try:
+        shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape)) or (1,)
+    except ValueError:
+        raise ValueError(f"b with shape {tuple(b.shape)} does not broadcast against a "
+                         f"with shape {tuple(a.shape)}") from None
+    return tuple(xp.broadcast_to(xp.astype(x, dtype, copy=False), shape) for x in (a, b))
+
+
+def _result(x, axes, keepdims, be):
+    """Reduced axes dropped (unless ``keepdims``), back in the user's namespace; a 0-d
+    numpy result is a numpy scalar, as from :func:`scipy.special.logsumexp`."""
+    if not keepdims:
+        x = be.xp.reshape(x, tuple(n for i, n in enumerate(x.shape) if i not in axes))
+    x = be.to_input(x)
+    return x[()] if x.ndim == 0 else x
+
+
+def _reduce(a, b, axes, cfg, be):
+    """``(value, shift)`` with the reduced ``axes`` kept with length one."""
+    xp = be.xp
     keep_shape = tuple(1 if i in axes else k for i, k in enumerate(a.shape))
     rest = [i for i in range(a.ndim) if i not in axes]
-    n = 1
-    for ax in axes:
-        n *= a.shape[ax]
-    R = 1
-    for ax in rest:
-        R *= a.shape[ax]
+    n, R = math.prod(a.shape[ax] for ax in axes), math.prod(a.shape[ax] for ax in rest)
     if n == 0:
-        out = xpc.full(keep_shape, -xpc.inf, dtype=a.dtype)
-        shift = xpc.full(keep_shape, -xpc.inf, dtype=a.dtype)
+        empty = xp.full(keep_shape, -xp.inf, dtype=a.dtype)
+        return empty, xp.asarray(empty, copy=True)
+    perm = tuple(rest) + tuple(axes)
+    A = xp.reshape(xp.permute_dims(a, perm), (R, n))
+    Bw = None if b is None else xp.reshape(xp.permute_dims(b, perm), (R, n))
+    val, s = _surrogate_slices(A, Bw, cfg, be)
+    return xp.reshape(val, keep_shape), xp.reshape(s, keep_shape)
+
+
+def _surrogate_slices(A, Bw, cfg, be):
+    """Value and shift (log-sum units) of each row of ``A`` (R, n) under the weights
+    ``Bw`` (``None``: unit weights), special rows (NaN, +inf, empty) as log-sum-exp's."""
+    xp = be.xp
+    R, n = A.shape
+    ninf = xp.asarray(-xp.inf, dtype=A.dtype)
+    if Bw is not None:
+        A = xp.where(Bw == 0, ninf, A)
+        total = xp.sum(Bw, axis=1)
     else:
-        perm = tuple(rest) + tuple(axes)
-        A = xpc.reshape(xpc.permute_dims(a, perm), (R, n))
-        ninf = xpc.asarray(-xpc.inf, dtype=a.dtype)
-        if b is not None:
-            Bw = xpc.reshape(xpc.permute_dims(b, perm), (R, n))
-            A = xpc.where(Bw == 0, ninf, A)
-            total = xpc.sum(Bw, axis=1)
-        else:
-            Bw = None
-            total = xpc.full((R,), float(n), dtype=a.dtype)
-        has_nan = xpc.any(xpc.isnan(A), axis=1)
-        has_inf = xpc.any(A == xpc.inf, axis=1) | (total == xpc.inf)  # an infinite weight
-        empty = xpc.all(A == -xpc.inf, axis=1) | (total == 0)
-        bad = has_nan | has_inf | empty
-        zero = xpc.zeros_like(A)
-        A = xpc.where(xpc.reshape(bad, (-1, 1)), zero, A)
-        A = xpc.where(xpc.isnan(A), ninf, A)  # unreachable after the row mask; keeps types
-        safe_total = xpc.where(bad, xpc.ones_like(total), total)
-        mu = None if Bw is None else Bw / xpc.reshape(safe_total, (-1, 1))
-        if mu is not None:
-            mu = xpc.where(xpc.reshape(bad, (-1, 1)), xpc.full_like(mu, 1.0 / n), mu)
-        solve = KERNELS.get("solve_rows", be, generic=_solve_rows_generic)
-        s, val = solve(A, mu, rho, tol, maxiter)
-        s, val = xpc.astype(s, A.dtype, copy=False), xpc.astype(val, A.dtype, copy=False)
-        log_total = xpc.log(safe_total)
-        val = val + log_total
-        s = s + log_total
-        special = xpc.where(has_nan, xpc.asarray(xpc.nan, dtype=a.dtype),
-                            xpc.where(has_inf, xpc.asarray(xpc.inf, dtype=a.dtype), ninf))
-        val = xpc.where(bad, special, val)
-        s = xpc.where(bad, special, s)
-        out = xpc.reshape(val, keep_shape)
-        shift = xpc.reshape(s, keep_shape)
-    out = _finish(be.to_input(_squeeze(out, axes, keepdims, xpc)), xp)
-    if return_shift:
-        return out, _finish(be.to_input(_squeeze(shift, axes, keepdims, xpc)), xp)
-    return out
+        total = xp.full((R,), float(n), dtype=A.dtype)
+    has_nan = xp.any(xp.isnan(A), axis=1)
+    has_inf = xp.any(A == xp.inf, axis=1) | (total == xp.inf)  # an infinite weight
+    empty = xp.all(A == -xp.inf, axis=1) | (total == 0)
+    bad = has_nan | has_inf | empty
+    A = xp.where(xp.reshape(bad, (-1, 1)), xp.zeros_like(A), A)
+    A = xp.where(xp.isnan(A), ninf, A)  # unreachable after the row mask; keeps types
+    safe_total = xp.where(bad, xp.ones_like(total), total)
+    mu = None if Bw is None else Bw / xp.reshape(safe_total, (-1, 1))
+    if mu is not None:
+        mu = xp.where(xp.reshape(bad, (-1, 1)), xp.full_like(mu, 1.0 / n), mu)
+    s, val = surrogate_rows(A, mu, cfg.rho, be, cfg.tol, cfg.maxiter)
+    log_total = xp.log(safe_total)
+    special = xp.where(has_nan, xp.asarray(xp.nan, dtype=A.dtype),
+                       xp.where(has_inf, xp.asarray(xp.inf, dtype=A.dtype), ninf))
+    return xp.where(bad, special, val + log_total), xp.where(bad, special, s + log_total)
 
 
 # --- stochastic minimisation ---------------------------------------------------------------
 
+@MINIMIZE_OPTIONS.entry
+@fill_doc(references=_REFERENCES)
 def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, maxiter=None,
                        estimator="safe-kl", optimizer="adam", lr=0.01, betas=(0.9, 0.999),
                        s0=None, average=0.5, epoch_size=None, rng=None, callback=None,
@@ -351,7 +355,8 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
         fit in memory (partition order shuffled per epoch from ``rng``, rows shuffled
         within each partition; ``phi`` receives numpy arrays -- a dataframe partition
         through ``to_numpy()``; see Notes); or ``sampler(rng, batch_size) -> batch`` for
-        an infinite population (``rng`` is a ``numpy.random.Generator``).
+        an infinite population (``rng`` is a ``numpy.random.Generator``). A pandas
+        DataFrame or Series (alone or in the tuple) is taken as its values.
     rho : float or callable, optional
         Cap parameter in (0, 1), or a schedule ``rho(k)`` of the iteration ``k``.
     batch_size : int, optional
@@ -418,12 +423,14 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
     Raises
     ------
     ValueError
-        Bad ``rho``, an empty ``x0``, ``batch_size`` larger than the data, arrays in
-        ``data`` with different numbers of rows, or neither ``epochs`` nor ``maxiter`` given
-        for a sampler.
+        An option outside its range (``rho`` outside (0, 1), ``lr`` or ``epochs`` not
+        positive, ``average`` outside [0, 1), ...), an empty or non-finite ``x0``,
+        ``batch_size`` larger than the data, arrays in ``data`` with different numbers of
+        rows, or neither ``epochs`` nor ``maxiter`` given for a sampler.
     TypeError
-        ``phi`` not callable or not returning a real pair ``(values, jac)``, ``callback``
-        not callable, complex ``data``, or ``data`` of an unsupported type (a ragged list).
+        An option of the wrong type, ``phi`` not callable or not returning a real pair
+        ``(values, jac)``, ``callback`` not callable, complex ``data``, or ``data`` of an
+        unsupported type (a ragged list).
 
     Notes
     -----
@@ -464,45 +471,28 @@ def minimize_logsumexp(phi, x0, data, *, rho=0.01, batch_size=64, epochs=None, m
     >>> bool(abs(res.x[0] - 0.5) < 0.05)
     True
 
-    References
-    ----------
-    .. [1] E. Gladin, A. Kroshnin, J. Zhu, P. Dvurechensky, "Improved stochastic
-       optimization of LogSumExp", arXiv:2509.24894, 2025.
+    {{references}}
     """
-    cfg, x, s, source = _configure(
-        phi, x0, data, rho=rho, batch_size=batch_size, epochs=epochs, maxiter=maxiter,
+    cfg = MINIMIZE_OPTIONS.validate(
+        phi=phi, rho=rho, batch_size=batch_size, epochs=epochs, maxiter=maxiter,
         estimator=estimator, optimizer=optimizer, lr=lr, betas=betas, s0=s0,
         average=average, epoch_size=epoch_size, rng=rng, callback=callback,
-        diagnose=diagnose, backend=backend)
+        progress=progress, diagnose=diagnose, backend=backend)
+    cfg, plan, x, s, source = _configure(cfg, x0, data)
     with Progress(cfg.maxiter, desc=f"minimize_logsumexp[{cfg.estimator}]",
-                  enabled=progress) as bar:
-        return _solver.run(cfg, x, s, source, bar)
+                  enabled=cfg.progress) as bar:
+        return _solver.run(cfg, plan, x, s, source, bar)
 
 
-def _configure(phi, x0, data, *, rho, batch_size, epochs, maxiter, estimator, optimizer,
-               lr, betas, s0, average, epoch_size, rng, callback, diagnose, backend):
-    """Validate the options of :func:`minimize_logsumexp`: ``(cfg, x, s, source)``."""
-    if not callable(phi):
-        raise TypeError("phi must be callable: phi(x, batch) -> (values, jac)")
-    cfg = _Config(phi=phi, callback=check_callback(callback))
-    cfg.estimator = check_choice(estimator, ("safe-kl", "naive"), "estimator")
-    cfg.optimizer = check_choice(optimizer, ("adam", "sgd"), "optimizer")
-    cfg.batch_size = check_int(batch_size, "batch_size", minimum=1)
-    cfg.rho = rho
-    if not callable(rho):
-        _check_rho(rho)
-    cfg.lr = lr if callable(lr) else check_positive(lr, "lr")
-    cfg.betas = _check_betas(betas)
-    _check_average(average)
-    cfg.diagnose = _check_diagnose(diagnose)
+def _configure(cfg, x0, data):
+    """The arrays, the minibatch source and what the run derives from them:
+    ``(cfg, plan, x, s, source)``, ``cfg`` with ``maxiter`` filled in."""
+    x0, _ = unwrap_frame(x0, "x0")
     data, is_tuple, xp = _check_data(data, x0)
-    cfg.be = be = resolve_backend(backend, xp)
-    xpc = be.xp
-    x = promote_float16(as_float_array(be.to_device(x0), xpc, "x0", ndim=1), xpc)
-    check_finite(x, xpc, "x0")
-    if x.shape[0] == 0:
-        raise ValueError("x0 must hold at least one parameter, got shape (0,)")
-    draws = Draws(rng, xpc)
+    be = resolve_backend(cfg.backend, xp)
+    (x,) = MINIMIZE_OPTIONS.arrays(be, x0=x0)
+    x = promote_float16(x, be.xp)
+    draws = Draws(cfg.rng, be.xp)
     if not callable(data) and not is_partitioned(data):
         data = tuple(be.to_device(d) for d in data) if is_tuple else be.to_device(data)
     source = make_source(data, be, draws, is_tuple)
@@ -511,55 +501,25 @@ def _configure(phi, x0, data, *, rho, batch_size, epochs, maxiter, estimator, op
         raise ValueError("data must hold at least one term (row), got none")
     if n is not None and cfg.batch_size > n:
         raise ValueError(f"batch_size={cfg.batch_size} is larger than the data ({n} terms)")
-    if epoch_size is not None:
-        epoch_size = check_int(epoch_size, "epoch_size", minimum=1)
-    cfg.maxiter = _steps(maxiter, epochs, n, epoch_size, cfg.batch_size)
-    cfg.epoch_terms = n if n is not None else (epoch_size or cfg.batch_size)
-    cfg.diag_size = epoch_size
-    cfg.avg_start = None if average is None else int(average * cfg.maxiter)
-    cfg.record_every = max(1, cfg.maxiter // 100)
-    steps_per_epoch = cfg.epoch_terms // cfg.batch_size if (n or epoch_size) else None
-    cfg.window = max(1, steps_per_epoch or cfg.record_every)
-    s = None if s0 is None else xpc.asarray(float(s0), dtype=x.dtype)
-    return cfg, x, s, source
-
-
-class _Config:
-    """The validated options of one run (read by :mod:`._safe_kl_solver`)."""
-
-    def __init__(self, **kw):
-        self.__dict__.update(kw)
-
-
-def _check_betas(betas):
-    try:
-        b1, b2 = (float(b) for b in betas)
-    except (TypeError, ValueError):
-        raise TypeError(f"betas must be a pair of floats, got {betas!r}") from None
-    if not (0 <= b1 < 1 and 0 <= b2 < 1):
-        raise ValueError(f"betas must lie in [0, 1), got {betas!r}")
-    return b1, b2
-
-
-def _check_average(average):
-    if average is not None:
-        if isinstance(average, bool) or not isinstance(average, numbers.Real) \
-                or not 0 <= average < 1:
-            raise ValueError(f"average must be None or a fraction in [0, 1), got {average!r}")
-
-
-def _check_diagnose(diagnose):
-    if not isinstance(diagnose, (bool, np.bool_)):
-        raise TypeError(f"diagnose must be True or False, got {diagnose!r}")
-    return bool(diagnose)
+    cfg = cfg.replace(maxiter=_steps(cfg, n))
+    epoch_terms = n if n is not None else (cfg.epoch_size or cfg.batch_size)
+    record_every = max(1, cfg.maxiter // 100)
+    steps_per_epoch = epoch_terms // cfg.batch_size if (n or cfg.epoch_size) else None
+    plan = _solver.Plan(
+        be=be, epoch_terms=epoch_terms,
+        avg_start=None if cfg.average is None else int(cfg.average * cfg.maxiter),
+        record_every=record_every, window=max(1, steps_per_epoch or record_every))
+    s = None if cfg.s0 is None else be.xp.asarray(cfg.s0, dtype=x.dtype)
+    return cfg, plan, x, s, source
 
 
 def _check_data(data, x0):
-    """``(data, is_tuple, xp)``: lists made arrays, shapes checked, namespace found."""
+    """``(data, is_tuple, xp)``: frames and lists made arrays, shapes checked, namespace
+    found."""
     if callable(data):
         return data, False, array_namespace(x0)
     is_tuple = isinstance(data, tuple)
-    items = tuple(as_rows(d) for d in data) if is_tuple else (as_rows(data),)
+    items = tuple(as_rows(unwrap_frame(d, "data")[0]) for d in (data if is_tuple else (data,)))
     if not items:
         raise ValueError("data must not be an empty tuple")
     if is_partitioned(items):
@@ -578,12 +538,14 @@ def _check_data(data, x0):
     return (items if is_tuple else items[0]), is_tuple, xp
 
 
-def _steps(maxiter, epochs, n, epoch_size, batch_size):
-    if maxiter is not None:
-        return check_int(maxiter, "maxiter", minimum=1)
-    if epochs is None:
+def _steps(cfg, n):
+    """The number of steps: ``maxiter``, or ``epochs`` passes over ``n`` terms (a sampler:
+    over ``epoch_size``)."""
+    if cfg.maxiter is not None:
+        return cfg.maxiter
+    if cfg.epochs is None:
         raise ValueError("give epochs or maxiter")
-    terms = n if n is not None else epoch_size
+    terms = n if n is not None else cfg.epoch_size
     if terms is None:
         raise ValueError("with a sampler, give maxiter, or epochs and epoch_size")
-    return max(1, int(round(check_positive(epochs, "epochs") * (terms // batch_size))))
+    return max(1, int(round(cfg.epochs * (terms // cfg.batch_size))))

@@ -1,6 +1,7 @@
-"""Retrieval over chunks of a dask array of queries (issue 18).
+"""Retrieval over chunks of a dask array of queries.
 
-``GaussianMemory.retrieve`` / ``VectorMemory.retrieve`` hand dask queries here. Every row
+``GaussianMemory.retrieve`` / ``VectorMemory.retrieve`` hand dask queries here, with a
+payload ``(memory class, args, kwargs)`` that rebuilds the memory on a worker. Every row
 chunk becomes one task that runs the ordinary batched retrieval; the stored patterns
 travel as one task input (a tuple of arrays), so a dask.distributed cluster copies them to
 each worker once, and each worker process builds the memory from them once (a small
@@ -9,6 +10,8 @@ equals the serial one row for row. Nothing is computed here: the fields come bac
 dask arrays. dask is imported only when dask input arrives.
 """
 import numpy as np
+
+from .._lib.results import OptimizeResult, Status
 
 
 __all__ = ["retrieve_dask"]
@@ -21,10 +24,7 @@ _CACHE_SIZE = 4
 def _memory_from(payload, token):
     mem = _BUILT.get(token)
     if mem is None:
-        from .dam import GaussianMemory, VectorMemory
-
-        kind, args, kwargs = payload
-        cls = GaussianMemory if kind == "gaussian" else VectorMemory
+        cls, args, kwargs = payload  # the memory class travels in the payload
         mem = cls(*args, **kwargs)
         if len(_BUILT) >= _CACHE_SIZE:
             _BUILT.pop(next(iter(_BUILT)))
@@ -36,9 +36,14 @@ def _retrieve_block(payload, token, queries, maxiter, tol):
     """One chunk: the ordinary batched retrieval, fields as a tuple of arrays."""
     mem = _memory_from(payload, token)
     res = mem.retrieve(*queries, maxiter=maxiter, tol=tol)
-    states = (res.means, res.covs) if payload[0] == "gaussian" else (res.x,)
+    states = (res.means, res.covs) if _is_gaussian(payload) else (res.x,)
     status = np.full((int(res.nit.shape[0]),), res.status, dtype=np.int64)
     return states + (res.nit, res.converged, res.index, res.fun, status)
+
+
+def _is_gaussian(payload):
+    """Whether the payload rebuilds a memory of Gaussians (means and covs per query)."""
+    return payload[0].__name__ == "GaussianMemory"
 
 
 def _aligned(queries, da):
@@ -61,14 +66,13 @@ def retrieve_dask(payload, queries, *, maxiter, tol, dtype):
     import dask.array as da
     from dask.base import tokenize
 
-    from .._lib.results import OptimizeResult
 
     queries = _aligned(queries, da)
     if queries[0].ndim != 2:
         raise ValueError("dask queries must be 2-D (Q, d) means: rows are mapped in chunks")
     token = tokenize(payload)
     payload_d = dask.delayed(payload, pure=True, traverse=False)
-    gaussian = payload[0] == "gaussian"
+    gaussian = _is_gaussian(payload)
     n_states = 2 if gaussian else 1
     kinds = [dtype] * n_states + [np.int64, bool, np.int64, dtype, np.int64]
     parts = [[] for _ in kinds]
@@ -86,6 +90,6 @@ def retrieve_dask(payload, queries, *, maxiter, tol, dtype):
     status = res.pop("status_per_query").max()
     if gaussian:
         res["x"] = res["means"]
-    return OptimizeResult(status=status, success=status == 0,
+    return OptimizeResult(status=status, success=status == int(Status.CONVERGED),
                           message="lazy dask result: compute the fields (status is the "
                                   "worst chunk status)", **res)

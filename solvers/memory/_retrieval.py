@@ -1,13 +1,30 @@
 """The retrieval machinery shared by :class:`.VectorMemory` and :class:`.GaussianMemory`:
 the geometries (distances to every pattern and one Gibbs-weighted step for a block of
-queries), the batched retrieval loop and the result builder. See :mod:`.dam` for the math.
+queries), the batched retrieval loop, the result builder and the options of ``retrieve``.
+See the package docstring (:mod:`solvers.memory`) for the math.
 """
+import numpy as np
+
+from .._lib.backend import backend_arg
+from .._lib.frames import unwrap_frame
+from .._lib.params import (CALLBACK, FLAG, NONNEGATIVE, Integer, Options, Param)
 from .._lib.host import to_host
-from .._lib.namespace import is_numpy_namespace, is_cupy_namespace
-from .._lib.results import (OptimizeResult, Status, call_callback, Progress,
+from .._lib.results import (Status, call_callback, make_result, Progress,
                             STOPPED_BY_CALLBACK)
 from ..lse import logsumexp
 from ..transport import bures_kernels as _bw
+
+
+def retrieve_options(tol, *queries):
+    """The options of ``retrieve``: the memory's query arrays (``queries``, declared
+    ``Param`` entries), then the iteration options (the memories differ in ``tol``)."""
+    return Options(
+        "RetrieveOptions", *queries,
+        Param("maxiter", Integer(low=0), 100, "iteration cap"),
+        Param("tol", NONNEGATIVE, tol, "stop a query when its step is at most tol"),
+        Param("callback", CALLBACK, None, "called with the intermediate result"),
+        Param("progress", FLAG, False, "show a progress bar"))
+
 
 #: floats per (queries x patterns) block when evaluating Gibbs weights
 _BLOCK = 2 ** 22
@@ -142,18 +159,25 @@ def _evaluate(geom, state, beta, xp, lse_backend, rows, with_step):
     return E, index, new, cat(parts_step)
 
 
-def _iterate(geom, state, beta, maxiter, tol, xp, lse_backend, *, callback=None,
-             progress=False, block=_BLOCK, n_patterns=1, to_user=None,
-             to_input=lambda a: a):
-    """The retrieval loop shared by every geometry.
+def _indexes_with_arrays(be):
+    """Whether the arrays ``be`` computes on take integer-array indexing and assignment:
+    host numpy arrays, and the cupy arrays of the CuPy kernels (a kernel backend runs on
+    numpy or cupy only); generic code on any other namespace keeps to the standard."""
+    return be.on_host or be.generic() is not be
 
-    On namespaces with integer-array indexing (numpy, cupy) only the queries still moving
+
+def _iterate(geom, state, beta, maxiter, tol, be, *, callback=None, progress=False,
+             block=_BLOCK, n_patterns=1, to_user=None):
+    """The retrieval loop shared by every geometry, on the resolved backend ``be``.
+
+    Where arrays take integer-array indexing (numpy, cupy) only the queries still moving
     are evaluated; elsewhere (array-api-strict) every query is evaluated and converged
     ones are frozen with ``where``. A query that converged gets one last evaluation at its
     final state (energy and nearest pattern) and is then left alone.
     """
+    xp, lse_backend, to_input = be.xp, backend_arg(be), be.to_input
     Q = state[0].shape[0]
-    gather = is_numpy_namespace(xp) or is_cupy_namespace(xp)
+    gather = _indexes_with_arrays(be)
     nit = xp.zeros((Q,), dtype=xp.int64)
     converged = xp.zeros((Q,), dtype=xp.bool)
     need = xp.ones((Q,), dtype=xp.bool)     # rows evaluated this iteration
@@ -233,6 +257,22 @@ def _offdiag_scale(M, xp):
     return float(off), float(xp.max(xp.abs(M)))
 
 
+def from_frame(x, name, feature_names=None):
+    """pandas input at the boundary: ``(values, labels)`` of a DataFrame / Series (numpy
+    values; the labels are a DataFrame's columns), ``(x, None)`` otherwise.
+
+    Raises ``ValueError`` naming ``name`` when a DataFrame's columns differ from the
+    ``feature_names`` the memory was built with (a different order of the same columns
+    too: the values would be matched by position).
+    """
+    values, labels = unwrap_frame(x, name)
+    if labels is None or np.ndim(values) != 2:
+        return values, None
+    if feature_names is not None and list(labels) != list(feature_names):
+        raise ValueError(f"{name} has the columns {list(labels)}, but the memory stores "
+                         f"patterns with the columns {list(feature_names)}")
+    return values, labels
+
 
 def _no_live_output(callback, progress):
     if callback is not None or progress:
@@ -240,8 +280,9 @@ def _no_live_output(callback, progress):
                          "chunks run on the workers); compute the lazy result instead")
 
 
-def _result(be, single, status, message, nit, conv, index, trace, **arrays):
-    out = {}
+def _result(be, single, status, message, nit, conv, index, trace, feature_names=None,
+            **arrays):
+    out = {} if feature_names is None else {"feature_names": list(feature_names)}
     for k, v in arrays.items():
         if isinstance(v, str):
             out[k] = v
@@ -257,5 +298,6 @@ def _result(be, single, status, message, nit, conv, index, trace, **arrays):
                    fun=be.to_input(fun))
     if "x" not in out and "means" in out:
         out["x"] = out["means"]
-    return OptimizeResult(success=status == 0, status=status, message=message, **out)
+    # retrieval converges: spending maxiter before every query converged is no success
+    return make_result(status, success=status == Status.CONVERGED, message=message, **out)
 

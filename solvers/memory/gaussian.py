@@ -2,25 +2,49 @@
 import numpy as np
 
 from .._lib.backend import backend_arg, resolve_backend
-from .._lib.namespace import array_namespace
-from .._lib.validation import as_float_array, check_positive, check_int, check_choice
+from .._lib.docstrings import fill_doc_members
+from .._lib.namespace import array_namespace, is_dask_array
+from .._lib.params import BACKEND, NONE, POSITIVE, Array, Choice, Options, Param
+from .._lib.validation import as_float_array
 from ..lse import logsumexp, softmax
 from ..transport import bures_kernels as _bw
-from .._lib.docstrings import fill_doc_members
-from .._lib.namespace import is_dask_array
-from .._lib.validation import check_callback
 from ._dask import retrieve_dask
 from ._retrieval import (_BLOCK, _COMMUTE_RTOL, _FullGeometry, _VectorGeometry, _iterate,
-                         _no_live_output, _offdiag_scale, _result)
+                         _no_live_output, _offdiag_scale, _result, from_frame,
+                         retrieve_options)
 
 __all__ = ["GaussianMemory"]
 
+
+OPTIONS = Options(
+    "GaussianMemoryOptions",
+    Param("means", Array(ndim=2), doc="stored means (N, d)"),
+    Param("beta", POSITIVE, 1.0, "inverse temperature"),
+    Param("path", Choice("auto", "full", "diagonal", "commuting"), "auto",
+          "retrieval geometry"),
+    Param("screen", (POSITIVE, NONE), 50.0, "distance screening margin (None: off)"),
+    Param("backend", BACKEND, "auto", "which kernels run"))
+
+#: the query means of every method (the covariances are checked by hand: SPD)
+_QUERY_MEANS = Param("means", Array(ndim=(1, 2)), doc="query means (Q, d) or (d,)")
+#: each query method declares its own spec (so each has its own bad-input cells)
+QUERY_OPTIONS = {name: Options(f"GaussianMemory{name.title()}Options", _QUERY_MEANS)
+                 for name in ("distances", "energy", "weights", "nearest", "step")}
+RETRIEVE_OPTIONS = retrieve_options(1e-9, _QUERY_MEANS)
 
 _REFERENCES = """
 References
 ----------
 .. [1] C. Tankala and K. Balasubramanian, "Dense associative memory on the
    Bures-Wasserstein space", arXiv:2509.23162 (2025).
+"""
+_QUERIES = """
+Parameters
+----------
+means : array, shape (Q, d) or (d,)
+    Query means (a pandas DataFrame with the stored columns works too).
+covs : array, shape (Q, d, d) or (d, d); variances (Q, d) or (d,) when the
+    memory stores variances
 """
 _RAISES_QUERIES = """
 Raises
@@ -35,6 +59,7 @@ TypeError
 """
 
 
+@OPTIONS.entry
 class GaussianMemory:
     """Dense associative memory of Gaussians in the 2-Wasserstein (Bures) geometry.
 
@@ -47,6 +72,7 @@ class GaussianMemory:
     Parameters
     ----------
     means : array, shape (N, d)
+        Stored means; a pandas DataFrame gives its columns as :attr:`feature_names`.
     covs : array, shape (N, d, d), or (N, d) variances (diagonal storage)
         Symmetric positive definite.
     beta : float
@@ -64,6 +90,12 @@ class GaussianMemory:
         is below ``exp(-screen)`` relative to the best; it gets weight 0). ``None``
         computes every pair exactly.
     backend : {"auto", "numpy", "numba", "cupy"}
+
+    Attributes
+    ----------
+    feature_names : list or None
+        The columns of a DataFrame of stored means (``None`` for arrays). Query
+        DataFrames must have the same columns, in the same order.
 
     Raises
     ------
@@ -89,21 +121,20 @@ class GaussianMemory:
     """
 
     def __init__(self, means, covs, beta=1.0, *, path="auto", screen=50.0, backend="auto"):
-        xp = array_namespace(means, covs)
-        be = self._be = resolve_backend(backend, xp)
-        self._options = dict(path=path, screen=screen, backend=backend)
+        cfg = OPTIONS.validate(beta=beta, path=path, screen=screen, backend=backend)
+        means, self.feature_names = from_frame(means, "means")
+        covs, _ = from_frame(covs, "covs")  # variances (N, d) may come as a frame too
+        be = self._be = resolve_backend(cfg.backend, array_namespace(means, covs))
+        self._options = dict(path=cfg.path, screen=cfg.screen, backend=cfg.backend)
         xpc = be.xp
-        self.beta = check_positive(beta, "beta")
-        check_choice(path, ("auto", "full", "diagonal", "commuting"), "path")
-        if screen is not None:
-            screen = check_positive(screen, "screen")
-        self.screen = screen
+        self.beta, self.screen = cfg.beta, cfg.screen
+        path, screen = cfg.path, cfg.screen
         covs_in = as_float_array(be.to_device(covs), xpc, "covs")
         if covs_in.ndim >= 1 and covs_in.shape[0] == 0:
             raise ValueError("means and covs must hold at least one stored pattern, got 0")
         self.diagonal_storage = covs_in.ndim == 2
-        m, S = _bw.check_gaussians(be.to_device(means), covs_in, xpc, "",
-                                    diagonal=self.diagonal_storage)
+        (m,) = OPTIONS.arrays(be, means=means)
+        S = _bw.check_covariances(m, covs_in, xpc, diagonal=self.diagonal_storage)
         dtype = xpc.result_type(m.dtype, S.dtype)
         self.means, self.covs = xpc.astype(m, dtype), xpc.astype(S, dtype)
         self._forced_fast = path in ("diagonal", "commuting")
@@ -179,9 +210,11 @@ class GaussianMemory:
     def dim(self):
         return self.means.shape[1]
 
-    def _queries(self, means, covs):
+    def _queries(self, means, covs, spec):
         be, xp = self._be, self._be.xp
-        qm = as_float_array(be.to_device(means), xp, "query means", ndim=(1, 2))
+        means, _ = from_frame(means, "means", self.feature_names)
+        covs, _ = from_frame(covs, "covs")
+        (qm,) = spec.arrays(be, means=means)
         single = qm.ndim == 1
         qm = xp.reshape(qm, (-1, qm.shape[-1]))
         qS = as_float_array(be.to_device(covs), xp, "query covs")
@@ -196,7 +229,8 @@ class GaussianMemory:
         if tuple(qS.shape) != expect:
             raise ValueError(f"query covs must be {kind} with shape {expect} to match the "
                              f"query means and the stored patterns, got {tuple(qS.shape)}")
-        qm, qS = _bw.check_gaussians(qm, qS, xp, "query", diagonal=self.diagonal_storage)
+        qS = _bw.check_covariances(qm, qS, xp, diagonal=self.diagonal_storage,
+                                   names=("query_means", "query_covs"))
         dtype = xp.result_type(qm.dtype, qS.dtype, self.means.dtype)
         return xp.astype(qm, dtype), xp.astype(qS, dtype), single
 
@@ -229,144 +263,109 @@ class GaussianMemory:
         x = x[0, ...] if single else x
         return self._be.to_input(x)
 
+    @QUERY_OPTIONS["distances"].entry
     def distances(self, means, covs):
         """Squared W2 distances from each query Gaussian to every stored pattern.
 
-        Parameters
-        ----------
-        means : array, shape (Q, d) or (d,)
-        covs : array, shape (Q, d, d) or (d, d); variances (Q, d) or (d,) when the
-            memory stores variances
+        {{queries}}
 
         Returns
         -------
         array, shape (Q, N)
             Shape (N,) for a single query.
 
-        {{raises_queries}}
-
-        {{references}}
+        {{raises_references}}
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import GaussianMemory
-        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
-        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        {{example_memory}}
         >>> mem.distances(np.zeros(2), np.eye(2)).round(12).tolist()  # 9 + 2 (2 - 1)^2
         [0.0, 11.0]
         """
-        qm, qS, single = self._queries(means, covs)
+        qm, qS, single = self._queries(means, covs, QUERY_OPTIONS["distances"])
         geom, state, _ = self._state(qm, qS)
         return self._out(-geom.scores(state), single)
 
+    @QUERY_OPTIONS["energy"].entry
     def energy(self, means, covs):
         """:math:`E(\\xi) = -\\beta^{-1}\\log\\sum_i e^{-\\beta W_2^2(\\xi, X_i)}`.
 
-        Parameters
-        ----------
-        means : array, shape (Q, d) or (d,)
-        covs : array, shape (Q, d, d) or (d, d); variances (Q, d) or (d,) when the
-            memory stores variances
+        {{queries}}
 
         Returns
         -------
         array, shape (Q,)
             A scalar for a single query.
 
-        {{raises_queries}}
-
-        {{references}}
+        {{raises_references}}
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import GaussianMemory
-        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
-        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        {{example_memory}}
         >>> round(float(mem.energy(np.zeros(2), np.eye(2))), 8)  # -log(1 + e^-11)
         -1.67e-05
         """
-        qm, qS, single = self._queries(means, covs)
+        qm, qS, single = self._queries(means, covs, QUERY_OPTIONS["energy"])
         geom, state, _ = self._state(qm, qS)
         s = geom.scores(state)
         E = -logsumexp(self.beta * s, axis=1, backend=backend_arg(self._be)) / self.beta
         return self._out(E, single)
 
+    @QUERY_OPTIONS["weights"].entry
     def weights(self, means, covs):
         """Gibbs weights :math:`p_i \\propto e^{-\\beta W_2^2(\\xi, X_i)}`.
 
-        Parameters
-        ----------
-        means : array, shape (Q, d) or (d,)
-        covs : array, shape (Q, d, d) or (d, d); variances (Q, d) or (d,) when the
-            memory stores variances
+        {{queries}}
 
         Returns
         -------
         array, shape (Q, N)
             Rows sum to one; shape (N,) for a single query.
 
-        {{raises_queries}}
-
-        {{references}}
+        {{raises_references}}
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import GaussianMemory
-        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
-        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        {{example_memory}}
         >>> mem.weights(np.zeros(2), np.eye(2)).round(6).tolist()
         [0.999983, 1.7e-05]
         """
-        qm, qS, single = self._queries(means, covs)
+        qm, qS, single = self._queries(means, covs, QUERY_OPTIONS["weights"])
         geom, state, _ = self._state(qm, qS)
         return self._out(softmax(self.beta * geom.scores(state), axis=1), single)
 
+    @QUERY_OPTIONS["nearest"].entry
     def nearest(self, means, covs):
         """Index of the stored pattern nearest in W2 to each query.
 
-        Parameters
-        ----------
-        means : array, shape (Q, d) or (d,)
-        covs : array, shape (Q, d, d) or (d, d); variances (Q, d) or (d,) when the
-            memory stores variances
+        {{queries}}
 
         Returns
         -------
         array of int, shape (Q,)
             A scalar for a single query.
 
-        {{raises_queries}}
-
-        {{references}}
+        {{raises_references}}
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import GaussianMemory
-        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
-        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        {{example_memory}}
         >>> int(mem.nearest(np.array([2.5, 0.0]), 3.5 * np.eye(2)))
         1
         """
-        qm, qS, single = self._queries(means, covs)
+        qm, qS, single = self._queries(means, covs, QUERY_OPTIONS["nearest"])
         geom, state, _ = self._state(qm, qS)
         idx = self._be.xp.argmax(geom.scores(state), axis=1)
         return self._out(idx, single)
 
+    @QUERY_OPTIONS["step"].entry
     def step(self, means, covs):
         """One retrieval step (a Gibbs-weighted Álvarez-Esteban barycenter step).
 
         :math:`m^+ = \\sum_i p_i \\mu_i` and :math:`\\Omega^+ = A\\Omega A` with
         :math:`A = \\sum_i p_i A_i` the Gibbs average of the Monge maps to the patterns.
 
-        Parameters
-        ----------
-        means : array, shape (Q, d) or (d,)
-        covs : array, shape (Q, d, d) or (d, d); variances (Q, d) or (d,) when the
-            memory stores variances
+        {{queries}}
 
         Returns
         -------
@@ -383,21 +382,19 @@ class GaussianMemory:
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import GaussianMemory
-        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
-        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        {{example_memory}}
         >>> m, S = mem.step(np.array([0.2, 0.0]), 1.2 * np.eye(2))
         >>> bool(np.linalg.norm(m) < 1e-3), bool(np.allclose(S, np.eye(2), atol=1e-3))
         (True, True)
         """
-        qm, qS, single = self._queries(means, covs)
+        qm, qS, single = self._queries(means, covs, QUERY_OPTIONS["step"])
         geom, state, to_user = self._state(qm, qS)
         s, aux = geom.scores_aux(state, self.beta)
         new, _ = geom.step(state, softmax(self.beta * s, axis=1), aux)
         m, S = to_user(new)
         return self._out(m, single), self._out(S, single)
 
+    @RETRIEVE_OPTIONS.entry
     def retrieve(self, means, covs, maxiter=100, tol=1e-9, *, callback=None,
                  progress=False):
         """Retrieve stored Gaussians from query Gaussians (batched over queries).
@@ -409,7 +406,8 @@ class GaussianMemory:
             retrieval is mapped over row chunks (the stored patterns sent once to each
             worker) and the result holds lazy dask arrays: ``means``, ``covs``, ``nit``,
             ``converged``, ``index``, ``fun``, and 0-d ``status`` / ``success`` (no
-            ``energy`` trace or ``path``; no ``callback`` or ``progress``).
+            ``energy`` trace or ``path``; no ``callback`` or ``progress``). A pandas
+            DataFrame with the stored columns works too.
         covs : array, shape (Q, d, d) or (d, d); variances (Q, d) or (d,) when the
             memory stores variances
         maxiter : int
@@ -429,7 +427,8 @@ class GaussianMemory:
             ``nit`` and ``converged`` per query, ``index`` (nearest stored pattern at the
             end), ``energy`` (trace of shape (T + 1, Q): the energy never increases along
             it), ``fun`` (final energies), ``path`` ("full", "diagonal" or "commuting"),
-            ``success``, ``status``, ``message``.
+            ``success``, ``status``, ``message``; ``feature_names`` (the columns of the
+            ``means``) when the memory was built from a DataFrame.
 
         Raises
         ------
@@ -445,36 +444,41 @@ class GaussianMemory:
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import GaussianMemory
-        >>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
-        ...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+        {{example_memory}}
         >>> res = mem.retrieve(np.array([2.5, 0.0]), 3.5 * np.eye(2))
         >>> res.index, bool(res.converged), res.path
         (1, True, 'diagonal')
         """
-        maxiter = check_int(maxiter, "maxiter", minimum=0)
-        tol = check_positive(tol, "tol", strict=False)
-        check_callback(callback)
+        cfg = RETRIEVE_OPTIONS.validate(maxiter=maxiter, tol=tol, callback=callback,
+                                        progress=progress)
+        maxiter, tol, callback, progress = cfg.maxiter, cfg.tol, cfg.callback, cfg.progress
         if is_dask_array(means) or is_dask_array(covs):
             _no_live_output(callback, progress)
-            payload = ("gaussian", (self._be.to_input(self.means),
-                                    self._be.to_input(self.covs), self.beta), self._options)
+            payload = (GaussianMemory, (self._be.to_input(self.means),
+                                        self._be.to_input(self.covs), self.beta),
+                       self._options)
             return retrieve_dask(payload, (means, covs), maxiter=maxiter, tol=tol,
                                  dtype=np.result_type(means.dtype, self.means.dtype))
-        qm, qS, single = self._queries(means, covs)
+        qm, qS, single = self._queries(means, covs, RETRIEVE_OPTIONS)
         geom, state, to_user = self._state(qm, qS)
-        xp = self._be.xp
         state, nit, conv, index, trace, status, message = _iterate(
-            geom, state, self.beta, maxiter, tol, xp, backend_arg(self._be),
-            callback=callback, progress=progress, n_patterns=self.n_patterns,
+            geom, state, self.beta, maxiter, tol, self._be, callback=callback,
+            progress=progress, n_patterns=self.n_patterns,
             block=_BLOCK if geom is not self._full else max(
                 1, _BLOCK // (self.dim * self.dim)),
-            to_user=to_user, to_input=self._be.to_input)
+            to_user=to_user)
         m, S = to_user(state)
         path = self.path if geom is self._vec else "full"
         return _result(self._be, single, status, message, nit, conv, index, trace,
-                       means=m, covs=S, path=path)
+                       self.feature_names, means=m, covs=S, path=path)
 
 
-fill_doc_members(GaussianMemory, references=_REFERENCES, raises_queries=_RAISES_QUERIES)
+_EXAMPLE_MEMORY = """
+>>> import numpy as np
+>>> from solvers import GaussianMemory
+>>> mem = GaussianMemory(np.array([[0.0, 0.0], [3.0, 0.0]]),
+...                      np.stack([np.eye(2), 4 * np.eye(2)]), beta=1.0)
+"""
+fill_doc_members(GaussianMemory, references=_REFERENCES, raises_queries=_RAISES_QUERIES,
+                 raises_references=_RAISES_QUERIES + _REFERENCES, queries=_QUERIES,
+                 example_memory=_EXAMPLE_MEMORY)

@@ -16,9 +16,36 @@ separation between patterns; ``min_separation`` (ours, not the paper's) does.
 """
 import numpy as np
 
+from .._lib.backend import resolve_backend
 from .._lib.host import to_host
+from .._lib.params import (COUNT, FLAG, NONE, NONNEGATIVE, POSITIVE, SEED, Array, Choice,
+                           Options, Param)
 from .._lib.rng import check_rng
-from .._lib.validation import check_choice, check_int, check_positive
+from ..transport.bures import bures_wasserstein_distance
+from ..transport.bures_kernels import check_covariances
+from .gaussian import GaussianMemory
+
+PATTERNS_OPTIONS = Options(
+    "SyntheticPatternsOptions",
+    Param("n_patterns", COUNT, doc="number of patterns N"),
+    Param("dim", COUNT, doc="dimension d"),
+    Param("commuting", FLAG, True, "one shared eigenbasis"),
+    Param("diagonal", FLAG, False, "variances (N, d) instead of matrices"),
+    Param("on_sphere", FLAG, False, "rescale each spectrum to trace d"),
+    Param("min_separation", (POSITIVE, NONE), None, "least squared W2 between patterns"),
+    Param("rng", SEED, None, "random numbers"))
+
+PERTURB_OPTIONS = Options(
+    "PerturbOptions",
+    Param("means", Array(ndim=2), doc="means (Q, d)"),
+    Param("radius", NONNEGATIVE, doc="W2 length of the move"),
+    Param("commuting", FLAG, False, "keep each covariance in its pattern's eigenbasis"),
+    Param("method", Choice("exact", "authors"), "exact", "how the Gaussians move"),
+    Param("rng", SEED, None, "random numbers"))
+
+RATE_OPTIONS = Options(
+    "RetrievalRateOptions",
+    Param("atol", (NONNEGATIVE, NONE), None, "W2 tolerance to the source pattern"))
 
 
 def _check_range(value, name):
@@ -30,18 +57,19 @@ def _check_range(value, name):
                         f"{type(value).__name__}") from None
     if len(pair) != 2:
         raise ValueError(f"{name} must be a pair (low, high), got {len(pair)} value(s)")
-    lo, hi = (check_positive(v, name) for v in pair)
+    lo, hi = (POSITIVE.check(v, name) for v in pair)
     if lo > hi:
         raise ValueError(f"{name} must have low <= high, got ({lo}, {hi})")
     return lo, hi
 
 
 def _check_perturb_input(means, covs):
-    """Means (Q, d) and covariances (Q, d, d) or variances (Q, d), validated."""
-    from ..transport.bures_kernels import check_gaussians
-
+    """Means (Q, d) and covariances (Q, d, d) or variances (Q, d), validated, as float64
+    numpy arrays."""
+    (means,) = PERTURB_OPTIONS.arrays(resolve_backend("numpy", np), means=means)
+    means = means.astype(np.float64, copy=False)
     diagonal = np.ndim(covs) == 2
-    return check_gaussians(means, covs, np, "", diagonal=diagonal, dtype=np.float64)
+    return means, check_covariances(means, covs, np, diagonal=diagonal, dtype=np.float64)
 
 
 def _haar(rng, d):
@@ -49,6 +77,7 @@ def _haar(rng, d):
     return Q * np.sign(np.diag(R))
 
 
+@PATTERNS_OPTIONS.entry
 def synthetic_patterns(n_patterns, dim, *, commuting=True, diagonal=False,
                        eig_range=(1.0, 1.1), on_sphere=False, min_separation=None,
                        rng=None):
@@ -151,22 +180,22 @@ def synthetic_patterns(n_patterns, dim, *, commuting=True, diagonal=False,
     >>> bool(D[~np.eye(30, dtype=bool)].min() >= 2.0)
     True
     """
-    n = check_int(n_patterns, "n_patterns", minimum=1)
-    d = check_int(dim, "dim", minimum=1)
+    cfg = PATTERNS_OPTIONS.validate(n_patterns=n_patterns, dim=dim, commuting=commuting,
+                                    diagonal=diagonal, on_sphere=on_sphere,
+                                    min_separation=min_separation, rng=rng)
+    n, d = cfg.n_patterns, cfg.dim
     lo, hi = _check_range(eig_range, "eig_range")
-    if min_separation is not None:
-        min_separation = check_positive(min_separation, "min_separation")
-    rng = check_rng(rng)
-    if min_separation is None:
+    rng = check_rng(cfg.rng)
+    if cfg.min_separation is None:
         mu = _sphere_means(rng, n, d)
-        lam = _spectra(rng, n, d, lo, hi, on_sphere)
-        if diagonal:
+        lam = _spectra(rng, n, d, lo, hi, cfg.on_sphere)
+        if cfg.diagonal:
             return mu, lam
-        if commuting:
+        if cfg.commuting:
             return mu, _rotated(_haar(rng, d), lam)
         return mu, _rotated(np.stack([_haar(rng, d) for _ in range(n)]), lam)
-    return _separated(n, d, lo, hi, commuting or diagonal, diagonal, on_sphere,
-                      min_separation, rng)
+    return _separated(n, d, lo, hi, cfg.commuting or cfg.diagonal, cfg.diagonal,
+                      cfg.on_sphere, cfg.min_separation, rng)
 
 
 def _sphere_means(rng, k, d):
@@ -191,8 +220,6 @@ def _separated(n, d, lo, hi, shared, diagonal, on_sphere, gap, rng):
     """Random sequential packing: keep a candidate only if its squared W2 distance to every
     kept pattern is at least ``gap`` (the mean part alone decides most pairs, since
     ``W2^2 >= |mu - mu'|^2``; the Bures term is computed only for the rest)."""
-    from ..transport.bures import bures_wasserstein_distance
-
     U = _haar(rng, d) if shared and not diagonal else None
     mu, lam = np.empty((n, d)), np.empty((n, d))
     covs = None if shared else np.empty((n, d, d))
@@ -211,7 +238,7 @@ def _separated(n, d, lo, hi, shared, diagonal, on_sphere, gap, rng):
             if shared:
                 w2 = dm2[close] + np.sum((np.sqrt(lam[close]) - np.sqrt(l)) ** 2, axis=1)
             else:
-                w2 = bures_wasserstein_distance(m, S, mu[close], covs[close])
+                w2 = bures_wasserstein_distance(m, S, mu[close], covs[close], squared=True)
             if np.any(w2 < gap):
                 continue
         mu[kept], lam[kept] = m, l
@@ -223,6 +250,7 @@ def _separated(n, d, lo, hi, shared, diagonal, on_sphere, gap, rng):
     return mu, (_rotated(U, lam) if shared else covs)
 
 
+@PERTURB_OPTIONS.entry
 def perturb(means, covs, radius, *, commuting=False, method="exact", rng=None):
     """Move each Gaussian by exactly ``radius`` in W2 (half the squared length each in the
     mean and in the covariance), or as the authors' code does (``method="authors"``).
@@ -292,15 +320,15 @@ def perturb(means, covs, radius, *, commuting=False, method="exact", rng=None):
     >>> np.round(bures_wasserstein_distance(qm, qS, m, S, squared=False), 10).tolist()
     [0.5, 0.5, 0.5]
     """
-    rng = check_rng(rng)
-    radius = check_positive(radius, "radius", strict=False)
-    check_choice(method, ("exact", "authors"), "method")
+    cfg = PERTURB_OPTIONS.validate(radius=radius, commuting=commuting, method=method,
+                                   rng=rng)
+    rng, radius, commuting = check_rng(cfg.rng), cfg.radius, cfg.commuting
     means, covs = _check_perturb_input(means, covs)
     Q, d = means.shape
     step = rng.standard_normal((Q, d))
     step *= radius / np.sqrt(2) / np.linalg.norm(step, axis=1, keepdims=True)
     half2 = radius ** 2 / 2
-    if method == "authors":
+    if cfg.method == "authors":
         return means + step, _authors_cov_perturbation(covs, half2, commuting, rng)
     if covs.ndim == 2:
         e = rng.standard_normal((Q, d))
@@ -344,8 +372,6 @@ def _authors_cov_perturbation(covs, half2, commuting, rng):
 
 def _check_retrieval(memory, result, true_index):
     """``true_index`` as a host int array, after checking ``memory`` and ``result``."""
-    from .gaussian import GaussianMemory
-
     if not isinstance(memory, GaussianMemory):
         raise TypeError(f"memory must be a GaussianMemory, got {type(memory).__name__}")
     if not all(hasattr(result, k) for k in ("means", "covs", "index")):
@@ -367,6 +393,7 @@ def _check_retrieval(memory, result, true_index):
     return idx
 
 
+@RATE_OPTIONS.entry
 def retrieval_rate(memory, result, true_index, *, atol=None):
     """Fraction of queries retrieved: the stored pattern nearest (in W2) to the final state
     is the query's source pattern (and, with ``atol``, it lies within ``atol`` in W2).
@@ -421,8 +448,7 @@ def retrieval_rate(memory, result, true_index, *, atol=None):
     >>> rate, w2.shape
     (1.0, (4,))
     """
-    from ..transport.bures import bures_wasserstein_distance
-
+    atol = RATE_OPTIONS.validate(atol=atol).atol
     idx = _check_retrieval(memory, result, true_index)
     m = to_host(memory.means)[idx]
     S = to_host(memory.covs)[idx]

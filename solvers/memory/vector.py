@@ -2,18 +2,58 @@
 import numpy as np
 
 from .._lib.backend import backend_arg, resolve_backend
-from .._lib.namespace import array_namespace
-from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
-                               check_choice)
+from .._lib.docstrings import fill_doc_members
+from .._lib.namespace import array_namespace, is_dask_array
+from .._lib.params import BACKEND, POSITIVE, Array, Choice, Options, Param
 from ..lse import logsumexp, softmax
-from .._lib.namespace import is_dask_array
-from .._lib.validation import check_callback
 from ._dask import retrieve_dask
-from ._retrieval import _VectorGeometry, _iterate, _no_live_output, _result
+from ._retrieval import (_VectorGeometry, _iterate, _no_live_output, _result, from_frame,
+                         retrieve_options)
 
 __all__ = ["VectorMemory"]
 
+OPTIONS = Options(
+    "VectorMemoryOptions",
+    Param("patterns", Array(ndim=2), doc="stored patterns (N, d)"),
+    Param("beta", POSITIVE, 1.0, "inverse temperature"),
+    Param("similarity", Choice("euclidean", "dot"), "euclidean", "similarity of states"),
+    Param("backend", BACKEND, "auto", "which kernels run"))
 
+#: the queries of energy / weights / step / retrieve
+_X = Param("x", Array(ndim=(1, 2)), doc="queries (Q, d)")
+#: each query method declares its own spec (so each has its own bad-input cells)
+QUERY_OPTIONS = {name: Options(f"VectorMemory{name.title()}Options", _X)
+                 for name in ("energy", "weights", "step")}
+RETRIEVE_OPTIONS = retrieve_options(1e-10, _X)
+
+_X_PARAM = """
+Parameters
+----------
+x : array, shape (Q, d) or (d,)
+    Query states (a pandas DataFrame with the stored columns works too).
+"""
+_REFERENCES = """
+References
+----------
+.. [1] H. Ramsauer et al., "Hopfield networks is all you need", ICLR 2021.
+"""
+_RAISES_REFERENCES = """
+Raises
+------
+ValueError
+    ``x`` not 1-D or 2-D, of a dimension other than the patterns', or holding
+    NaN/inf.
+TypeError
+    Complex or non-numeric ``x``.
+""" + _REFERENCES
+_EXAMPLE_MEMORY = """
+>>> import numpy as np
+>>> from solvers import VectorMemory
+>>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
+"""
+
+
+@OPTIONS.entry
 class VectorMemory:
     """Modern Hopfield network / vector dense associative memory.
 
@@ -33,11 +73,18 @@ class VectorMemory:
     Parameters
     ----------
     patterns : array, shape (N, d)
+        Stored patterns; a pandas DataFrame gives its columns as :attr:`feature_names`.
     beta : float
         Inverse temperature, > 0.
     similarity : {"euclidean", "dot"}
     backend : {"auto", "numpy", "numba", "cupy"}
         ``"cupy"`` moves numpy patterns to the GPU once; results come back as numpy.
+
+    Attributes
+    ----------
+    feature_names : list or None
+        The columns of a DataFrame of patterns (``None`` for arrays). Query DataFrames
+        must have the same columns, in the same order.
 
     Raises
     ------
@@ -61,13 +108,12 @@ class VectorMemory:
     """
 
     def __init__(self, patterns, beta=1.0, *, similarity="euclidean", backend="auto"):
-        xp = array_namespace(patterns)
-        self._be = resolve_backend(backend, xp)
-        self._backend = backend
-        self.beta = check_positive(beta, "beta")
-        self.similarity = check_choice(similarity, ("euclidean", "dot"), "similarity")
-        X = as_float_array(self._be.to_device(patterns), self._be.xp, "patterns", ndim=2)
-        check_finite(X, self._be.xp, "patterns")
+        cfg = OPTIONS.validate(beta=beta, similarity=similarity, backend=backend)
+        patterns, self.feature_names = from_frame(patterns, "patterns")
+        self._be = resolve_backend(cfg.backend, array_namespace(patterns))
+        self._backend = cfg.backend
+        self.beta, self.similarity = cfg.beta, cfg.similarity
+        (X,) = OPTIONS.arrays(self._be, patterns=patterns)
         if X.shape[0] < 1:
             raise ValueError("patterns must hold at least one stored pattern, got 0 rows")
         self.patterns = X
@@ -81,21 +127,22 @@ class VectorMemory:
     def dim(self):
         return self.patterns.shape[1]
 
-    def _queries(self, x):
+    def _queries(self, x, spec):
         xp = self._be.xp
-        x = as_float_array(self._be.to_device(x), xp, "x", ndim=(1, 2))
+        x, _ = from_frame(x, "x", self.feature_names)
+        (x,) = spec.arrays(self._be, x=x)
         single = x.ndim == 1
         x = xp.reshape(x, (-1, x.shape[-1]))
         if x.shape[1] != self.dim:
             raise ValueError(f"queries must have dimension {self.dim}, got shape "
                              f"{tuple(x.shape)}")
-        check_finite(x, xp, "x")
         return xp.astype(x, xp.result_type(x.dtype, self.patterns.dtype)), single
 
-    def _scores(self, x):
-        x, single = self._queries(x)
+    def _scores(self, x, spec):
+        x, single = self._queries(x, spec)
         return self._geom.scores((x,)), x, single
 
+    @QUERY_OPTIONS["energy"].entry
     def energy(self, x):
         """Energy of each query.
 
@@ -103,116 +150,74 @@ class VectorMemory:
         ``"dot"``: :math:`E = -\\beta^{-1}\\log\\sum_i e^{\\beta \\xi\\cdot x_i}
         + \\tfrac12\\|\\xi\\|^2`.
 
-        Parameters
-        ----------
-        x : array, shape (Q, d) or (d,)
-            Query states.
+        {{x}}
 
         Returns
         -------
         array, shape (Q,)
             A scalar for one query of shape (d,).
 
-        Raises
-        ------
-        ValueError
-            ``x`` not 1-D or 2-D, of a dimension other than the patterns', or holding
-            NaN/inf.
-        TypeError
-            Complex or non-numeric ``x``.
-
-        References
-        ----------
-        .. [1] H. Ramsauer et al., "Hopfield networks is all you need", ICLR 2021.
+        {{raises_references}}
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import VectorMemory
-        >>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
+        {{example_memory}}
         >>> round(float(mem.energy(np.zeros(3))), 6)  # 16 - log 3
         14.901388
         """
-        s, x, single = self._scores(x)
+        s, x, single = self._scores(x, QUERY_OPTIONS["energy"])
         E = -logsumexp(self.beta * s, axis=1, backend=backend_arg(self._be)) / self.beta
         off = self._geom.energy_offset((x,))
         E = E if off is None else E + off
         return self._be.to_input(E[0] if single else E)
 
+    @QUERY_OPTIONS["weights"].entry
     def weights(self, x):
         """Gibbs weights over the patterns, :math:`p = \\operatorname{softmax}(\\beta s)`.
 
-        Parameters
-        ----------
-        x : array, shape (Q, d) or (d,)
-            Query states.
+        {{x}}
 
         Returns
         -------
         array, shape (Q, N)
             Rows sum to one; shape (N,) for one query of shape (d,).
 
-        Raises
-        ------
-        ValueError
-            ``x`` not 1-D or 2-D, of a dimension other than the patterns', or holding
-            NaN/inf.
-        TypeError
-            Complex or non-numeric ``x``.
-
-        References
-        ----------
-        .. [1] H. Ramsauer et al., "Hopfield networks is all you need", ICLR 2021.
+        {{raises_references}}
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import VectorMemory
-        >>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
+        {{example_memory}}
         >>> mem.weights(np.array([4.0, 0.0, 0.0])).round(6).tolist()
         [1.0, 0.0, 0.0]
         """
-        s, _, single = self._scores(x)
+        s, _, single = self._scores(x, QUERY_OPTIONS["weights"])
         p = softmax(self.beta * s, axis=1)
         return self._be.to_input(p[0, ...] if single else p)
 
+    @QUERY_OPTIONS["step"].entry
     def step(self, x):
         """One update :math:`\\xi^+ = \\sum_i p_i x_i`.
 
-        Parameters
-        ----------
-        x : array, shape (Q, d) or (d,)
-            Query states.
+        {{x}}
 
         Returns
         -------
         array, shape (Q, d) or (d,)
             The updated states.
 
-        Raises
-        ------
-        ValueError
-            ``x`` not 1-D or 2-D, of a dimension other than the patterns', or holding
-            NaN/inf.
-        TypeError
-            Complex or non-numeric ``x``.
-
-        References
-        ----------
-        .. [1] H. Ramsauer et al., "Hopfield networks is all you need", ICLR 2021.
+        {{raises_references}}
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import VectorMemory
-        >>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
+        {{example_memory}}
         >>> mem.step(np.array([3.0, 0.5, 0.0])).round(6).tolist()
         [4.0, 0.0, 0.0]
         """
-        s, x, single = self._scores(x)
+        s, x, single = self._scores(x, QUERY_OPTIONS["step"])
         (z,), _ = self._geom.step((x,), softmax(self.beta * s, axis=1))
         return self._be.to_input(z[0, ...] if single else z)
 
+    @RETRIEVE_OPTIONS.entry
     def retrieve(self, x, maxiter=100, tol=1e-10, *, callback=None, progress=False):
         """Iterate the update from each query until it moves less than ``tol``.
 
@@ -221,7 +226,8 @@ class VectorMemory:
         x : array, shape (Q, d) or (d,)
             Queries; a dask array of shape (Q, d) is retrieved chunk by chunk and the
             result holds lazy dask arrays (no ``energy`` trace; ``status`` and
-            ``success`` are lazy 0-d arrays; no ``callback`` or ``progress``).
+            ``success`` are lazy 0-d arrays; no ``callback`` or ``progress``). A
+            pandas DataFrame with the stored columns works too.
         maxiter : int
         tol : float
             Stop a query when ``|xi_{t+1} - xi_t| <= tol``.
@@ -236,7 +242,8 @@ class VectorMemory:
         OptimizeResult
             ``x`` (retrieved states), ``nit``, ``converged``, ``index`` (nearest stored
             pattern at the end), ``energy`` (trace, shape (T + 1, Q)), ``fun`` (final
-            energy), ``success``, ``status``, ``message``.
+            energy), ``success``, ``status``, ``message``; ``feature_names`` (the
+            columns of ``x``) when the memory was built from a DataFrame.
 
         Raises
         ------
@@ -247,33 +254,31 @@ class VectorMemory:
             Complex or non-numeric ``x``, non-integer ``maxiter``, non-real ``tol`` or a
             ``callback`` that is not callable.
 
-        References
-        ----------
-        .. [1] H. Ramsauer et al., "Hopfield networks is all you need", ICLR 2021.
+        {{references}}
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from solvers import VectorMemory
-        >>> mem = VectorMemory(np.eye(3) * 4.0, beta=1.0)
+        {{example_memory}}
         >>> res = mem.retrieve(np.array([[3.0, 0.5, 0.0], [0.2, 0.1, 3.5]]))
         >>> res.index.tolist(), bool(res.converged.all())
         ([0, 2], True)
         """
-        maxiter = check_int(maxiter, "maxiter", minimum=0)
-        tol = check_positive(tol, "tol", strict=False)
-        check_callback(callback)
+        cfg = RETRIEVE_OPTIONS.validate(maxiter=maxiter, tol=tol, callback=callback,
+                                        progress=progress)
+        maxiter, tol, callback, progress = cfg.maxiter, cfg.tol, cfg.callback, cfg.progress
         if is_dask_array(x):
             _no_live_output(callback, progress)
-            payload = ("vector", (self._be.to_input(self.patterns), self.beta),
+            payload = (VectorMemory, (self._be.to_input(self.patterns), self.beta),
                        dict(similarity=self.similarity, backend=self._backend))
             return retrieve_dask(payload, (x,), maxiter=maxiter, tol=tol,
                                  dtype=np.result_type(x.dtype, self.patterns.dtype))
-        x, single = self._queries(x)
-        xp = self._be.xp
+        x, single = self._queries(x, RETRIEVE_OPTIONS)
         state, nit, conv, index, trace, status, message = _iterate(
-            self._geom, (x,), self.beta, maxiter, tol, xp, backend_arg(self._be),
-            callback=callback, progress=progress, n_patterns=self.n_patterns,
-            to_input=self._be.to_input)
+            self._geom, (x,), self.beta, maxiter, tol, self._be, callback=callback,
+            progress=progress, n_patterns=self.n_patterns)
         return _result(self._be, single, status, message, nit, conv, index, trace,
-                       x=state[0])
+                       self.feature_names, x=state[0])
+
+
+fill_doc_members(VectorMemory, x=_X_PARAM, raises_references=_RAISES_REFERENCES,
+                 references=_REFERENCES, example_memory=_EXAMPLE_MEMORY)

@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._lib import as_float_array, check_finite, check_int
+from .._lib import as_float_array, check_finite, check_int, is_numpy_namespace
 from ._input import parse_qubo, to_binary
 
 __all__ = ["qubo_moments", "QuboMoments"]
@@ -173,8 +173,6 @@ def qubo_moments(Q, c=None, offset=0.0, *, p=None, weight=None, vartype="binary"
 
 
 def _is_numpy(xp):
-    from solvers._lib import is_numpy_namespace
-
     return is_numpy_namespace(xp)
 
 

@@ -8,7 +8,7 @@ patterns whose weights are zero for every query before the eigendecompositions.
 ``xp`` defaults to ``array_api_compat.cupy`` (imported on first call); the CPU tests pass
 the numpy namespace to exercise the same code without a GPU.
 """
-from .bures_kernels import cdist_full_xp, weighted_root_sum_xp
+from ._bures_generic import cdist_full_xp, weighted_root_sum_xp
 
 #: floats per (queries x patterns x d x d) block on the device (256 MiB in float64)
 DEVICE_BLOCK = 2 ** 25

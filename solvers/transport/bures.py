@@ -12,15 +12,67 @@ never produces NaN (POT's numpy ``sqrtm`` does).
 from numpy import broadcast_shapes
 
 from .._lib.backend import resolve_backend
+from .._lib.docstrings import fill_doc
 from .._lib.namespace import array_namespace
-from .._lib.validation import (as_float_array, check_finite, check_int, check_positive,
-                               check_positive_definite)
+from .._lib.params import BACKEND, COUNT, FLAG, NONNEGATIVE, Array, Options, Param
+from .._lib.validation import as_float_array, check_finite, check_positive_definite
 from .bures_kernels import (roots as _roots, sym as _sym, sqrt_and_inv_sqrt as _sqrt_and_inv_sqrt,
                             sqdist_gram as _sqdist_gram, cdist_full as _cdist_full,
                             weighted_root_sum as _weighted_root_sum,
-                            check_gaussians as _check_gaussians)
+                            check_covariances as _check_covariances,
+                            generic_backend as _generic_backend)
+
+_BACKEND_DOC = "which kernels run"
+
+SQRTM_OPTIONS = Options(
+    "SqrtmPsdOptions",
+    Param("inverse", FLAG, False, "return the inverse square root"),
+    Param("backend", BACKEND, "auto", _BACKEND_DOC))
+
+DISTANCE_OPTIONS = Options(
+    "BuresDistanceOptions",
+    Param("m1", Array(), doc="means of the first Gaussians (..., d)"),
+    Param("m2", Array(), doc="means of the second Gaussians (..., d)"),
+    Param("squared", FLAG, False, "return the squared distance"))
+
+CDIST_OPTIONS = Options(
+    "BuresCdistOptions",
+    Param("query_means", Array(ndim=2), doc="query means (Q, d)"),
+    Param("means", Array(ndim=2), doc="means (N, d)"),
+    Param("diagonal", FLAG, False, "covariances given as variances"),
+    Param("squared", FLAG, True, "return squared distances"),
+    Param("backend", BACKEND, "auto", _BACKEND_DOC))
+
+MONGE_OPTIONS = Options(
+    "MongeMapOptions", Param("diagonal", FLAG, False, "covariances given as variances"))
+
+WEIGHTED_MONGE_OPTIONS = Options(
+    "WeightedMongeMapOptions",
+    Param("weights", Array(ndim=2), doc="nonnegative weights (Q, N)"),
+    Param("backend", BACKEND, "auto", _BACKEND_DOC))
+
+BARYCENTER_OPTIONS = Options(
+    "BuresBarycenterOptions",
+    Param("means", Array(ndim=2), doc="means (N, d)"),
+    Param("weights", Array(ndim=(1, 2)), None, "nonnegative weights (N,) or (B, N)"),
+    Param("maxiter", COUNT, 200, "iteration cap"),
+    Param("tol", NONNEGATIVE, 1e-12, "relative W2 length of the last step"),
+    Param("diagonal", FLAG, False, "covariances given as variances"),
+    Param("return_info", FLAG, False, "also return nit, converged and step"),
+    Param("backend", BACKEND, "auto", _BACKEND_DOC))
+
+_BURES_REFERENCES = """
+References
+----------
+.. [1] R. Bhatia, T. Jain and Y. Lim, "On the Bures–Wasserstein distance between
+   positive definite matrices", Expo. Math. 37 (2019), 165-191.
+.. [2] A. Takatsu, "Wasserstein geometry of Gaussian measures", Osaka J. Math. 48
+   (2011), 1005-1026.
+"""
 
 
+@SQRTM_OPTIONS.entry
+@fill_doc(references=_BURES_REFERENCES)
 def sqrtm_psd(S, *, inverse=False, backend="auto"):
     """Square root (or inverse square root) of a stack of symmetric PSD matrices.
 
@@ -56,12 +108,7 @@ def sqrtm_psd(S, *, inverse=False, backend="auto"):
     eigenvalues are clipped to zero, so an indefinite matrix silently gets the root of its
     PSD part.
 
-    References
-    ----------
-    .. [1] R. Bhatia, T. Jain and Y. Lim, "On the Bures–Wasserstein distance between
-       positive definite matrices", Expo. Math. 37 (2019), 165-191.
-    .. [2] A. Takatsu, "Wasserstein geometry of Gaussian measures", Osaka J. Math. 48
-       (2011), 1005-1026.
+    {{references}}
 
     Examples
     --------
@@ -71,7 +118,8 @@ def sqrtm_psd(S, *, inverse=False, backend="auto"):
     >>> np.diag(R).tolist()
     [2.0, 3.0]
     """
-    be = resolve_backend(backend, array_namespace(S))
+    cfg = SQRTM_OPTIONS.validate(inverse=inverse, backend=backend)
+    be = resolve_backend(cfg.backend, array_namespace(S))
     xp = be.xp
     S = as_float_array(be.to_device(S), xp, "S")
     if S.ndim < 2 or S.shape[-1] != S.shape[-2]:
@@ -79,13 +127,14 @@ def sqrtm_psd(S, *, inverse=False, backend="auto"):
                          f"{tuple(S.shape)}")
     check_finite(S, xp, "S")
     _, R, Rinv = _roots(S, xp)
-    return be.to_input(Rinv if inverse else R)
+    return be.to_input(Rinv if cfg.inverse else R)
 
 
 def _check_gaussian(m, S, xp, mname, sname):
-    """Means ``(..., d)`` and covariances ``(..., d, d)`` of the same batch shape: finite,
-    symmetric positive semi-definite. Errors name ``mname`` / ``sname``."""
-    m, S = as_float_array(m, xp, mname), as_float_array(S, xp, sname)
+    """Means ``(..., d)`` (already converted and checked finite by the spec) and their
+    covariances ``(..., d, d)`` of the same batch shape: finite, symmetric positive
+    semi-definite. Errors name ``mname`` / ``sname``."""
+    S = as_float_array(S, xp, sname)
     if m.ndim < 1:
         raise ValueError(f"{mname} must have shape (..., d), got a scalar")
     if S.ndim < 2 or S.shape[-1] != S.shape[-2]:
@@ -95,13 +144,17 @@ def _check_gaussian(m, S, xp, mname, sname):
     if tuple(S.shape) != want:
         raise ValueError(f"{sname} must have shape {want} to match {mname} with shape "
                          f"{tuple(m.shape)}, got {tuple(S.shape)}")
-    check_finite(m, xp, mname)
     check_positive_definite(S, xp, sname, semi=True)
-    return m, S
+    return S
 
 
-def bures_wasserstein_distance(m1, S1, m2, S2, *, squared=True):
+@DISTANCE_OPTIONS.entry
+@fill_doc(references=_BURES_REFERENCES)
+def bures_wasserstein_distance(m1, S1, m2, S2, *, squared=False):
     """2-Wasserstein distance between Gaussians ``N(m1, S1)`` and ``N(m2, S2)``.
+
+    .. math:: W_2 = \\Big(\\|m_1 - m_2\\|^2 + \\operatorname{tr}\\big(S_1 + S_2
+              - 2 (S_1^{1/2} S_2 S_1^{1/2})^{1/2}\\big)\\Big)^{1/2}
 
     Parameters
     ----------
@@ -111,12 +164,14 @@ def bures_wasserstein_distance(m1, S1, m2, S2, *, squared=True):
         shape of its covariance (``m1.shape[:-1] == S1.shape[:-2]``); the two Gaussians
         broadcast against each other (a stack against one Gaussian works).
     squared : bool
-        Return :math:`W_2^2` (default) or :math:`W_2`.
+        Return :math:`W_2^2` instead of :math:`W_2` (default False: the distance, as
+        POT's ``ot.gaussian.bures_wasserstein_distance``).
 
     Returns
     -------
     array, shape (...)
-        Clipped at zero (rounding can make the Bures term slightly negative).
+        :math:`W_2`, or :math:`W_2^2` with ``squared=True``; the square is clipped at zero
+        first (rounding can make the Bures term slightly negative).
 
     Raises
     ------
@@ -134,23 +189,33 @@ def bures_wasserstein_distance(m1, S1, m2, S2, *, squared=True):
     :func:`sqrtm_psd`). Use :func:`bures_wasserstein_cdist` for batched all-pairs
     distances.
 
-    References
-    ----------
-    .. [1] R. Bhatia, T. Jain and Y. Lim, "On the Bures–Wasserstein distance between
-       positive definite matrices", Expo. Math. 37 (2019), 165-191.
-    .. [2] A. Takatsu, "Wasserstein geometry of Gaussian measures", Osaka J. Math. 48
-       (2011), 1005-1026.
+    For one pair of Gaussians the value equals POT's, whose arguments come in another
+    order: ``ot.gaussian.bures_wasserstein_distance(m1, m2, S1, S2)``. For stacks POT
+    returns all pairs (like :func:`bures_wasserstein_cdist` with ``squared=False``), this
+    function the pairs along the broadcast batch shape (POT's ``paired=True``).
+
+    .. versionchanged:: 0.1.0
+       Returns the distance by default, as POT does (the squared distance before); pass
+       ``squared=True`` for the square.
+
+    {{references}}
 
     Examples
     --------
     >>> import numpy as np
     >>> from solvers.transport import bures_wasserstein_distance
     >>> float(bures_wasserstein_distance(np.zeros(2), np.eye(2), np.ones(2), 4 * np.eye(2)))
+    2.0
+    >>> float(bures_wasserstein_distance(np.zeros(2), np.eye(2), np.ones(2), 4 * np.eye(2),
+    ...                                  squared=True))
     4.0
     """
-    xp = array_namespace(m1, S1, m2, S2)
-    m1, S1 = _check_gaussian(m1, S1, xp, "m1", "S1")
-    m2, S2 = _check_gaussian(m2, S2, xp, "m2", "S2")
+    cfg = DISTANCE_OPTIONS.validate(squared=squared)
+    be = _generic_backend(m1, S1, m2, S2)
+    xp = be.xp
+    m1, m2 = DISTANCE_OPTIONS.arrays(be, m1=m1, m2=m2)
+    S1 = _check_gaussian(m1, S1, xp, "m1", "S1")
+    S2 = _check_gaussian(m2, S2, xp, "m2", "S2")
     if m1.shape[-1] != m2.shape[-1]:
         raise ValueError(f"m2 must have the dimension d = {m1.shape[-1]} of m1, got "
                          f"{m2.shape[-1]}")
@@ -164,9 +229,11 @@ def bures_wasserstein_distance(m1, S1, m2, S2, *, squared=True):
     trace = (xp.linalg.trace(S1) + xp.linalg.trace(S2) - 2 * xp.linalg.trace(cross))
     d2 = xp.sum((m1 - m2) ** 2, axis=-1) + trace
     d2 = xp.maximum(d2, xp.zeros_like(d2))
-    return d2 if squared else xp.sqrt(d2)
+    return d2 if cfg.squared else xp.sqrt(d2)
 
 
+@CDIST_OPTIONS.entry
+@fill_doc(references=_BURES_REFERENCES)
 def bures_wasserstein_cdist(query_means, query_covs, means, covs, *, diagonal=False,
                             squared=True, backend="auto"):
     """Pairwise 2-Wasserstein distances from ``Q`` query Gaussians to ``N`` Gaussians.
@@ -203,12 +270,7 @@ def bures_wasserstein_cdist(query_means, query_covs, means, covs, *, diagonal=Fa
     TypeError
         Complex or non-numeric input.
 
-    References
-    ----------
-    .. [1] R. Bhatia, T. Jain and Y. Lim, "On the Bures–Wasserstein distance between
-       positive definite matrices", Expo. Math. 37 (2019), 165-191.
-    .. [2] A. Takatsu, "Wasserstein geometry of Gaussian measures", Osaka J. Math. 48
-       (2011), 1005-1026.
+    {{references}}
 
     Examples
     --------
@@ -219,29 +281,31 @@ def bures_wasserstein_cdist(query_means, query_covs, means, covs, *, diagonal=Fa
     >>> D.round(12).tolist()
     [[2.0, 4.0]]
     """
-    xp = array_namespace(query_means, query_covs, means, covs)
-    be = resolve_backend(backend, xp)
+    cfg = CDIST_OPTIONS.validate(diagonal=diagonal, squared=squared, backend=backend)
+    be = resolve_backend(cfg.backend, array_namespace(query_means, query_covs, means, covs))
     xpc = be.xp
-    qm, qS = _check_gaussians(be.to_device(query_means), be.to_device(query_covs), xpc,
-                              "query", diagonal=diagonal)
-    m, S = _check_gaussians(be.to_device(means), be.to_device(covs), xpc, "",
-                            diagonal=diagonal)
+    qm, m = CDIST_OPTIONS.arrays(be, query_means=query_means, means=means)
+    qS = _check_covariances(qm, be.to_device(query_covs), xpc, diagonal=cfg.diagonal,
+                            names=("query_means", "query_covs"))
+    S = _check_covariances(m, be.to_device(covs), xpc, diagonal=cfg.diagonal)
     if qm.shape[1] != m.shape[1]:
         raise ValueError(f"query_means have dimension {qm.shape[1]} but means have "
                          f"dimension {m.shape[1]}")
     dtype = xpc.result_type(qm.dtype, qS.dtype, m.dtype, S.dtype)
     qm, qS, m, S = (xpc.astype(a, dtype) for a in (qm, qS, m, S))
-    if diagonal:
+    if cfg.diagonal:
         zq = xpc.concat([qm, xpc.sqrt(qS)], axis=1)
         z = xpc.concat([m, xpc.sqrt(S)], axis=1)
         D = _sqdist_gram(zq, z, xpc)
     else:
         D = _cdist_full(qm, qS, m, S, be)
-    if not squared:
+    if not cfg.squared:
         D = xpc.sqrt(D)
     return be.to_input(D)
 
 
+@MONGE_OPTIONS.entry
+@fill_doc(references=_BURES_REFERENCES)
 def monge_map(source_covs, target_covs, *, diagonal=False):
     """Matrix of the optimal transport map between centred Gaussians.
 
@@ -268,19 +332,14 @@ def monge_map(source_covs, target_covs, *, diagonal=False):
 
     Raises
     ------
+    TypeError
+        Complex or non-numeric input.
     ValueError
         Non-finite, non-square, non-symmetric or non-positive-definite source covariances
         (non-positive variances with ``diagonal=True``), or target covariances that are not
         symmetric positive semi-definite (full case).
-    TypeError
-        Complex or non-numeric input.
 
-    References
-    ----------
-    .. [1] A. Takatsu, "Wasserstein geometry of Gaussian measures", Osaka J. Math. 48
-       (2011), 1005-1026.
-    .. [2] R. Bhatia, T. Jain and Y. Lim, "On the Bures–Wasserstein distance between
-       positive definite matrices", Expo. Math. 37 (2019), 165-191.
+    {{references}}
 
     Examples
     --------
@@ -291,10 +350,11 @@ def monge_map(source_covs, target_covs, *, diagonal=False):
     >>> bool(np.allclose(A @ S0 @ A, S1)), bool(np.allclose(A, A.T))
     (True, True)
     """
+    cfg = MONGE_OPTIONS.validate(diagonal=diagonal)
     xp = array_namespace(source_covs, target_covs)
     S0 = as_float_array(source_covs, xp, "source_covs")
     S1 = as_float_array(target_covs, xp, "target_covs")
-    if diagonal:
+    if cfg.diagonal:
         check_finite(S0, xp, "source_covs")
         if bool(xp.any(S0 <= 0)):
             raise ValueError("source_covs must be positive variances (diagonal=True)")
@@ -306,6 +366,7 @@ def monge_map(source_covs, target_covs, *, diagonal=False):
     return _sym(Rinv @ root @ Rinv, xp)
 
 
+@WEIGHTED_MONGE_OPTIONS.entry
 def weighted_monge_map(query_covs, covs, weights, *, backend="auto"):
     """Gibbs-weighted average of the Monge maps from each query to ``N`` Gaussians.
 
@@ -359,18 +420,17 @@ def weighted_monge_map(query_covs, covs, weights, *, backend="auto"):
     >>> np.diag(A[0]).tolist()
     [1.5, 2.0]
     """
-    xp = array_namespace(query_covs, covs, weights)
-    be = resolve_backend(backend, xp)
+    cfg = WEIGHTED_MONGE_OPTIONS.validate(backend=backend)
+    be = resolve_backend(cfg.backend, array_namespace(query_covs, covs, weights))
     xpc = be.xp
+    (W,) = WEIGHTED_MONGE_OPTIONS.arrays(be, weights=weights)
     qS = as_float_array(be.to_device(query_covs), xpc, "query_covs", ndim=3)
     S = as_float_array(be.to_device(covs), xpc, "covs", ndim=3)
-    W = as_float_array(be.to_device(weights), xpc, "weights", ndim=2)
     if qS.shape[1:] != S.shape[1:] or tuple(W.shape) != (qS.shape[0], S.shape[0]):
         raise ValueError(f"expected query_covs (Q, d, d), covs (N, d, d), weights (Q, N); got "
                          f"{tuple(qS.shape)}, {tuple(S.shape)}, {tuple(W.shape)}")
     check_positive_definite(qS, xpc, "query_covs")
     check_positive_definite(S, xpc, "covs", semi=True)
-    check_finite(W, xpc, "weights")
     if bool(xpc.any(W < 0)):
         raise ValueError("weights must be nonnegative")
     dtype = xpc.result_type(qS.dtype, S.dtype, W.dtype)
@@ -380,6 +440,7 @@ def weighted_monge_map(query_covs, covs, weights, *, backend="auto"):
     return be.to_input(_sym(Rinv @ M @ Rinv, xpc))
 
 
+@BARYCENTER_OPTIONS.entry
 def bures_wasserstein_barycenter(means, covs, weights=None, *, cov_init=None, maxiter=200,
                                  tol=1e-12, diagonal=False, return_info=False,
                                  backend="auto"):
@@ -442,40 +503,28 @@ def bures_wasserstein_barycenter(means, covs, weights=None, *, cov_init=None, ma
     >>> np.diag(Sb).round(12).tolist()
     [4.0, 4.0]
     """
-    xp = array_namespace(means, covs, weights, cov_init)
-    be = resolve_backend(backend, xp)
+    cfg = BARYCENTER_OPTIONS.validate(maxiter=maxiter, tol=tol, diagonal=diagonal,
+                                      return_info=return_info, backend=backend)
+    be = resolve_backend(cfg.backend, array_namespace(means, covs, weights, cov_init))
     xpc = be.xp
-    maxiter = check_int(maxiter, "maxiter", minimum=1)
-    tol = check_positive(tol, "tol", strict=False)
-    m, S = _check_gaussians(be.to_device(means), be.to_device(covs), xpc, "",
-                            diagonal=diagonal)
+    m, W = BARYCENTER_OPTIONS.arrays(be, means=means, weights=weights)
+    S = _check_covariances(m, be.to_device(covs), xpc, diagonal=cfg.diagonal)
     N, d = m.shape
     if N == 0:
         raise ValueError("means and covs must hold at least one Gaussian (the barycenter "
                          "of none is undefined), got N = 0")
     dtype = xpc.result_type(m.dtype, S.dtype)
-    if weights is None:
+    single = W is None or W.ndim == 1
+    if W is None:
         W = xpc.full((1, N), 1.0 / N, dtype=dtype)
-        single = True
     else:
-        W = as_float_array(be.to_device(weights), xpc, "weights", ndim=(1, 2))
-        single = W.ndim == 1
-        W = xpc.reshape(W, (-1, W.shape[-1]))
-        if W.shape[1] != N:
-            raise ValueError(f"weights must have {N} entries per row (one per Gaussian), "
-                             f"got shape {tuple(W.shape)}")
-        check_finite(W, xpc, "weights")
-        if bool(xpc.any(W < 0)):
-            raise ValueError("weights must be nonnegative")
-        total = xpc.sum(W, axis=1, keepdims=True)
-        if bool(xpc.any(total <= 0)):
-            raise ValueError("weights must have a positive sum")
+        W, total = _weight_rows(W, N, xpc)
         dtype = xpc.result_type(dtype, W.dtype)
         W = xpc.astype(W, dtype) / xpc.astype(total, dtype)
     m, S = xpc.astype(m, dtype), xpc.astype(S, dtype)
     mb = W @ m
     info = {"nit": 0, "converged": True, "step": 0.0}
-    if diagonal:
+    if cfg.diagonal:
         Sb = (W @ xpc.sqrt(S)) ** 2
     else:
         if cov_init is None:
@@ -488,7 +537,7 @@ def bures_wasserstein_barycenter(means, covs, weights=None, *, cov_init=None, ma
                 Sb = xpc.broadcast_to(Sb, (W.shape[0], d, d))
         converged = False
         step = float("inf")
-        for it in range(1, maxiter + 1):
+        for it in range(1, cfg.maxiter + 1):
             R, Rinv = _sqrt_and_inv_sqrt(Sb, xpc)
             M = _weighted_root_sum(R, S, W, be)
             # exact W2 length of the step: ||(M - S) S^{-1/2}||_F (A = Rinv M Rinv is the map)
@@ -496,11 +545,27 @@ def bures_wasserstein_barycenter(means, covs, weights=None, *, cov_init=None, ma
             rel = xpc.sqrt(xpc.sum(G * G, axis=(-2, -1)) / xpc.linalg.trace(Sb))
             Sb = _sym(Rinv @ M @ M @ Rinv, xpc)
             step = float(xpc.max(rel))
-            if step <= tol:
+            if step <= cfg.tol:
                 converged = True
                 break
         info = {"nit": it, "converged": converged, "step": step}
     if single:
         mb, Sb = mb[0, ...], Sb[0, ...]
     out = (be.to_input(mb), be.to_input(Sb))
-    return out + (info,) if return_info else out
+    return out + (info,) if cfg.return_info else out
+
+
+def _weight_rows(W, N, xp):
+    """Barycentric weights (N,) or (B, N) as rows (B, N) and their sums (B, 1): ``N``
+    nonnegative entries per row with a positive sum (finiteness is the spec's)."""
+    if W.ndim == 1:
+        W = xp.reshape(W, (1, W.shape[0]))
+    if W.shape[1] != N:
+        raise ValueError(f"weights must have {N} entries per row (one per Gaussian), "
+                         f"got shape {tuple(W.shape)}")
+    if bool(xp.any(W < 0)):
+        raise ValueError("weights must be nonnegative")
+    total = xp.sum(W, axis=1, keepdims=True)
+    if bool(xp.any(total <= 0)):
+        raise ValueError("weights must have a positive sum")
+    return W, total

@@ -18,13 +18,30 @@ exactly the one-component LightSB model, which is how the LightSB solver is test
 """
 import numpy as np
 
+from .._lib.docstrings import fill_doc_members, fill_doc
 from .._lib.namespace import array_namespace
+from .._lib.params import POSITIVE, Array, Options, Param, Real
 from .._lib.results import OptimizeResult
-from .._lib.validation import (as_float_array, check_finite, check_positive,
-                               check_positive_definite)
-from .bures_kernels import roots
+from .._lib.validation import as_float_array, check_positive_definite
+from .bures_kernels import generic_backend, roots
 
 __all__ = ["entropic_gaussian_plan", "EntropicGaussianPlan"]
+
+OPTIONS = Options(
+    "EntropicGaussianPlanOptions",
+    Param("a", Array(ndim=1), doc="mean of the source Gaussian (d,)"),
+    Param("b", Array(ndim=1), doc="mean of the target Gaussian (d,)"),
+    Param("epsilon", POSITIVE, doc="entropy weight"))
+
+#: the time of :meth:`EntropicGaussianPlan.bridge_marginal`
+TIME_OPTIONS = Options("BridgeMarginalOptions", Param("t", Real(0, 1), doc="time in [0, 1]"))
+
+_REFERENCES = """
+References
+----------
+.. [1] H. Janati, B. Muzellec, G. Peyré, M. Cuturi, "Entropic optimal transport between
+   unbalanced Gaussian measures has a closed form", NeurIPS 2020.
+"""
 
 
 class EntropicGaussianPlan(OptimizeResult):
@@ -65,10 +82,7 @@ class EntropicGaussianPlan(OptimizeResult):
     The constructor performs no checks; the fields are assumed consistent, as produced by
     :func:`entropic_gaussian_plan`. A missing field raises ``AttributeError`` on access.
 
-    References
-    ----------
-    .. [1] H. Janati, B. Muzellec, G. Peyré, M. Cuturi, "Entropic optimal transport between
-       unbalanced Gaussian measures has a closed form", NeurIPS 2020.
+    {{references}}
 
     Examples
     --------
@@ -99,12 +113,11 @@ class EntropicGaussianPlan(OptimizeResult):
         Raises
         ------
         ValueError
-            ``t`` outside ``[0, 1]`` (or not convertible to float).
+            ``t`` outside ``[0, 1]`` or NaN.
+        TypeError
+            ``t`` not a real number.
 
-        References
-        ----------
-        .. [1] H. Janati, B. Muzellec, G. Peyré, M. Cuturi, "Entropic optimal transport
-           between unbalanced Gaussian measures has a closed form", NeurIPS 2020.
+        {{references}}
 
         Examples
         --------
@@ -116,9 +129,7 @@ class EntropicGaussianPlan(OptimizeResult):
         >>> m.tolist(), bool(C[0, 0] > 0)
         ([0.5], True)
         """
-        t = float(t)
-        if not 0.0 <= t <= 1.0:
-            raise ValueError(f"t must lie in [0, 1], got {t}")
+        t = TIME_OPTIONS.validate(t=t).t
         xp = array_namespace(self.cross_covariance)
         d = self.cross_covariance.shape[0]
         a, b = self.mean[:d], self.mean[d:]
@@ -129,6 +140,8 @@ class EntropicGaussianPlan(OptimizeResult):
         return (1 - t) * a + t * b, cov
 
 
+@OPTIONS.entry
+@fill_doc(references=_REFERENCES)
 def entropic_gaussian_plan(a, A, b, B, epsilon):
     """Entropic OT plan between ``N(a, A)`` and ``N(b, B)`` in closed form.
 
@@ -180,15 +193,12 @@ def entropic_gaussian_plan(a, A, b, B, epsilon):
     >>> round(float(plan.conditional_covariance[0, 0]), 6)
     1.561553
 
-    References
-    ----------
-    .. [1] H. Janati, B. Muzellec, G. Peyré, M. Cuturi, "Entropic optimal transport between
-       unbalanced Gaussian measures has a closed form", NeurIPS 2020.
+    {{references}}
     """
-    xp = array_namespace(a, A, b, B)
-    epsilon = check_positive(epsilon, "epsilon")
-    a = check_finite(as_float_array(a, xp, "a", ndim=1), xp, "a")
-    b = check_finite(as_float_array(b, xp, "b", ndim=1), xp, "b")
+    epsilon = OPTIONS.validate(epsilon=epsilon).epsilon
+    be = generic_backend(a, A, b, B)
+    xp = be.xp
+    a, b = OPTIONS.arrays(be, a=a, b=b)
     A = as_float_array(A, xp, "A", ndim=2)
     B = as_float_array(B, xp, "B", ndim=2)
     d = a.shape[0]
@@ -221,3 +231,6 @@ def entropic_gaussian_plan(a, A, b, B, epsilon):
         mean=xp.concat([a, b]), covariance=xp.concat([top, bottom], axis=0),
         cross_covariance=C, slope=S, intercept=r, conditional_covariance=epsilon * S,
         epsilon=epsilon)
+
+
+fill_doc_members(EntropicGaussianPlan, references=_REFERENCES)
