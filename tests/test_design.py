@@ -106,7 +106,6 @@ STATUS_LITERALS_LEFT = {
     "solvers/transport/_lightsb_result.py",
 }
 NAMESPACE_TESTS_LEFT = {
-    "solvers/dag/_dpdag_learn.py", "solvers/dag/cosmo.py", "solvers/dag/learn.py",
     "solvers/lse/logsumexp.py", "solvers/optimize/_cbo_eval.py",
     "solvers/optimize/cbo.py", "solvers/qubo/moments.py",
     "solvers/transport/_lightsb_result.py",

@@ -16,7 +16,7 @@ from .._lib.validation import check_callback
 from ._dpdag_vi import _draw_noise, _elbo_grad, _mlp_term
 from .additive import additive_search
 from .dpdag import _ORDER_METHODS, DPDAG, _sigmoid
-from .learn import check_data, dag_result
+from ._results import check_data, dag_result
 from .refine import EBIC_GAMMA, edge_penalty, model_bic, search_options, search_order
 
 
@@ -476,7 +476,7 @@ def _result(graph, vi, X, xp_in, be, o, start):
     model = DPDAG(be.to_input(params[0]), be.to_input(params[1]), order=o["order"],
                   tau=cfg["tau"], n_iter=cfg["n_iter"])
     history = vi["history"]
-    return dag_result(be.input_xp.asarray(graph["W"], dtype=X.dtype), status=vi["status"],
+    return dag_result(graph["W"], be=be, dtype=X.dtype, status=vi["status"],
                       success=True if vi["status"] == Status.MAXITER else None,
                       message=vi["message"], method="dpdag", order=graph["order"],
                       priorities=model.order_logits,

@@ -71,7 +71,7 @@ from .._lib.rng import check_rng
 from .._lib.validation import check_callback, check_choice, check_int, check_positive
 from ._cosmo_train import cosmo_loss_grad, orientation, plain_graph, train
 from ._mechanism import choose_mechanism
-from .learn import check_data, dag_result
+from ._results import check_data, dag_result
 from .refine import (EBIC_GAMMA, edge_penalty, greedy_start, model_bic, search_options,
                      search_order)
 
@@ -469,11 +469,10 @@ def _result(chosen, fits, data, cfg, start):
     scores = ", ".join(f"{k} {v:.6g}" for k, v in chosen["bic"].items())
     selection = (f"noise_variance={chosen['noise']!r}, mechanism={chosen['mechanism']!r}: "
                  f"lowest extended BIC per sample ({scores})")
-    dtype = data["X"].dtype
     return dag_result(
-        be.input_xp.asarray(best["W"], dtype=dtype), status=status, success=success,
+        best["W"], be=be, dtype=data["X"].dtype, status=status, success=success,
         message=message, method="cosmo", order=best["order"],
-        priorities=be.input_xp.asarray(best["p"], dtype=dtype), fun=best["loss"],
+        priorities=np.asarray(best["p"], dtype=np.float64), fun=best["loss"],
         loss_history=best["history"], nit=sum(f["nit"] for f in fits.values()),
         time=time.perf_counter() - start, score=best["score"], W_cosmo=best["W_cosmo"],
         refined=cfg.refine, noise_variance=chosen["noise"], bic=chosen["bic"],
