@@ -9,7 +9,7 @@ from solvers.dag import (learn_dag, simulate_data, shd, is_dag, topological_orde
                          count_accuracy, DAGResult)
 from solvers.dag.cosmo import cosmo_loss_grad, orientation
 from solvers.dag._cosmo_train import _step_xp, plain_graph
-from solvers.dag._order_search import add_gain_xp, local_fit_xp
+from solvers.dag._order_search import local_fit_xp
 from solvers.dag.refine import refit_parents, refine_order, order_score, _gram
 
 from conftest import to_numpy

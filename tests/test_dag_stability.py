@@ -72,7 +72,7 @@ def test_linear_gaussian_data_keep_the_linear_mechanism():
             k = 3 * int(np.count_nonzero(res.W))
             floor = (k * math.log(n) - chi2.ppf(0.999, k)) / (2 * n)
             assert res.bic["additive"] - linear > floor, (n, standardize)
-            assert f"mechanism='linear'" in res.selection
+            assert "mechanism='linear'" in res.selection
             assert f"noise_variance={res.noise_variance!r}" in res.selection
             assert res.bic[res.noise_variance] == linear
 

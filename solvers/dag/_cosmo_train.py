@@ -183,7 +183,6 @@ def train(Xc, C, H, p, *, be, batch_size, maxiter, t_max, t_min, eps, l1, l2, lp
     ``"nonfinite"`` or ``"callback"``.
     """
     xp = be.xp
-    n = Xc.shape[0]
     adam = optimizer == "adam"
     b1, b2, adam_eps = 0.9, 0.999, 1e-8
     history = []

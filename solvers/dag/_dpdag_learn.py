@@ -11,8 +11,8 @@ from .._lib.host import to_host
 from .._lib.optim import Adam
 from .._lib.results import Progress, Status, call_callback
 from .._lib.rng import Draws
-from .._lib.validation import check_choice, check_int, check_positive
-from .._lib.validation import check_callback
+from .._lib.params import (BACKEND, CALLBACK, COUNT, FLAG, NONE, NONNEGATIVE, POSITIVE,
+                           PROBABILITY, SEED, Choice, Integer, Options, Param)
 from ._dpdag_vi import _draw_noise, _elbo_grad, _mlp_term
 from .additive import additive_search
 from .dpdag import _ORDER_METHODS, DPDAG, _sigmoid
@@ -153,6 +153,43 @@ def _nonequal_final(C, n, W_eq, order, o):
     return W_eq, order, "equal"
 
 
+OPTIONS = Options(
+    "DPDAGOptions",
+    Param("order", Choice(*_ORDER_METHODS), "softsort", "order distribution"),
+    Param("maxiter", COUNT, 3000, "Adam steps"),
+    Param("n_samples", COUNT, 16, "Monte Carlo DAG samples per step"),
+    Param("lr", POSITIVE, 0.1, "Adam step size"),
+    Param("tau", POSITIVE, 1.0, "temperature of the order relaxation"),
+    Param("tau_edges", POSITIVE, 1.0, "temperature of the Gumbel-sigmoid edges"),
+    Param("prior_p", PROBABILITY, 0.1, "prior edge probability"),
+    Param("noise_variance", Choice("auto", "equal", "nonequal"), "auto", "noise model"),
+    Param("w_l2", NONNEGATIVE, 0.0, "ridge on the weights"),
+    Param("w_threshold", NONNEGATIVE, 0.3, "smallest kept weight"),
+    Param("refit", FLAG, True, "least-squares refit of the final graph"),
+    Param("init_order", Choice("random", "varsort"), "random", "order logits' start"),
+    Param("sinkhorn_iter", COUNT, 20, "Sinkhorn normalizations"),
+    Param("order_grad", Choice("score", "st"), "score", "order-logit gradient"),
+    Param("order_kl", FLAG, True, "KL(q(order) | uniform) in the objective"),
+    Param("order_objective", (Choice("elbo", "profile"), NONE), None,
+          "what the order logits follow (default by mechanism)"),
+    Param("support", (Choice("order", "edges"), NONE), None,
+          "final graph's support (default by mechanism)"),
+    Param("mechanism", Choice("linear", "additive", "mlp"), "linear", "mechanisms"),
+    Param("hidden", COUNT, 8, "hidden units per node (mlp)"),
+    Param("batch_size", COUNT, 256, "minibatch rows (mlp)"),
+    Param("refine", FLAG, False, "order search after VI"),
+    Param("n_candidates", Integer(low=0), 100, "orders sampled from q for refine"),
+    Param("ebic_gamma", NONNEGATIVE, EBIC_GAMMA, "extended BIC gamma of the searches"),
+    Param("rng", SEED, None, "random numbers"),
+    Param("callback", (CALLBACK, NONE), None, "called each step"),
+    Param("progress", FLAG, False, "show a progress bar"),
+    Param("backend", BACKEND, "auto", "which kernels run"),
+    Param("max_iter", (COUNT, NONE), None, "deprecated spelling of maxiter"),
+    Param("n_iter", (COUNT, NONE), None, "deprecated spelling of sinkhorn_iter"),
+)
+
+
+@OPTIONS.entry
 def _learn_dpdag(X, *, order="softsort", maxiter=3000, n_samples=16, lr=0.1, tau=1.0,
                  tau_edges=1.0, prior_p=0.1, noise_variance="auto", w_l2=0.0,
                  w_threshold=0.3, refit=True, init_order="random", sinkhorn_iter=20,
@@ -276,18 +313,15 @@ def _learn_dpdag(X, *, order="softsort", maxiter=3000, n_samples=16, lr=0.1, tau
     >>> res.is_dag(), res.edge_probs.shape, res.sample_dags(5, rng=0).shape
     (True, (4, 4), (5, 4, 4))
     """
+    options = dict(locals())
+    del options["X"]
     start = time.perf_counter()
+    opt = OPTIONS.validate(**options)
     X, xp_in = check_data(X)
-    check_callback(callback)
-    maxiter, sinkhorn_iter = _renamed(maxiter, max_iter, sinkhorn_iter, n_iter)
-    o = _settings(order=order, maxiter=maxiter, n_samples=n_samples, lr=lr, tau=tau,
-                  tau_edges=tau_edges, prior_p=prior_p, noise_variance=noise_variance,
-                  w_l2=w_l2, w_threshold=w_threshold, refit=refit, init_order=init_order,
-                  sinkhorn_iter=sinkhorn_iter, order_grad=order_grad, order_kl=order_kl,
-                  order_objective=order_objective, support=support, mechanism=mechanism,
-                  hidden=hidden, batch_size=batch_size, refine=refine,
-                  n_candidates=n_candidates, ebic_gamma=ebic_gamma)
-    be = resolve_backend(backend, xp_in)
+    maxiter, sinkhorn_iter = _renamed(opt.maxiter, opt.max_iter, opt.sinkhorn_iter,
+                                      opt.n_iter)
+    o = _settings(opt.replace(maxiter=maxiter, sinkhorn_iter=sinkhorn_iter))
+    be = resolve_backend(opt.backend, xp_in)
     o["be"], o["pen"] = be, edge_penalty(X.shape[0], X.shape[1], o["ebic_gamma"])
     xp = be.xp
     X = be.to_device(X)
@@ -296,51 +330,33 @@ def _learn_dpdag(X, *, order="softsort", maxiter=3000, n_samples=16, lr=0.1, tau
         sd = xp.std(X, axis=0)
         X = X / sd
         sd_h = np.asarray(to_host(sd), dtype=np.float64)
-    draws = Draws(rng, xp)
+    draws = Draws(opt.rng, xp)
     data = _prepare(X, o, draws, xp)
-    vi = _run_vi(_init_params(data, o, draws, xp), data, o, draws, xp, callback, progress)
+    vi = _run_vi(_init_params(data, o, draws, xp), data, o, draws, xp, opt.callback,
+                 opt.progress)
     graph = _final_graph(vi, data, X, o, draws, xp, sd_h)
     return _result(graph, vi, X, xp_in, be, o, start)
 
 
-def _settings(**kw):
-    """Validated options of :func:`_learn_dpdag` and the VI configuration ``cfg``."""
-    check_choice(kw["order"], _ORDER_METHODS, "order")
-    check_choice(kw["noise_variance"], ("auto", "equal", "nonequal"), "noise_variance")
-    check_choice(kw["init_order"], ("random", "varsort"), "init_order")
-    check_choice(kw["mechanism"], ("linear", "additive", "mlp"), "mechanism")
-    o = dict(kw)
-    o["vi_noise"] = "equal" if kw["noise_variance"] == "auto" else kw["noise_variance"]
-    o["maxiter"] = check_int(kw["maxiter"], "maxiter", minimum=1)
-    o["S"] = check_int(kw["n_samples"], "n_samples", minimum=1)
-    o["lr"] = check_positive(kw["lr"], "lr")
-    prior_p = check_positive(kw["prior_p"], "prior_p")
-    if prior_p >= 1:
-        raise ValueError(f"prior_p must be in (0, 1), got {prior_p}")
-    w_l2 = check_positive(kw["w_l2"], "w_l2", strict=False)
-    o["ebic_gamma"] = check_positive(kw["ebic_gamma"], "ebic_gamma", strict=False)
-    o["w_threshold"] = check_positive(kw["w_threshold"], "w_threshold", strict=False)
-    o["mlp"] = mlp = kw["mechanism"] == "mlp"
-    o["additive"] = kw["mechanism"] == "additive"   # VI runs linear; the end is additive
-    objective = kw["order_objective"] or ("elbo" if mlp else "profile")
-    o["support"] = check_choice(kw["support"] or ("edges" if mlp else "order"),
-                                ("edges", "order"), "support")
-    if mlp and (objective == "profile" or o["support"] == "order" or kw["refine"]):
+def _settings(opt):
+    """The run's settings (a dict) and the VI configuration ``cfg`` from the validated
+    options ``opt`` (what a spec cannot say checked here)."""
+    o = opt.as_dict()
+    o["vi_noise"] = "equal" if opt.noise_variance == "auto" else opt.noise_variance
+    o["S"] = opt.n_samples
+    o["mlp"] = mlp = opt.mechanism == "mlp"
+    o["additive"] = opt.mechanism == "additive"   # VI runs linear; the end is additive
+    objective = opt.order_objective or ("elbo" if mlp else "profile")
+    o["support"] = opt.support or ("edges" if mlp else "order")
+    if mlp and (objective == "profile" or o["support"] == "order" or opt.refine):
         raise ValueError("mechanism='mlp' needs order_objective='elbo', support='edges' "
                          "and refine=False (the profile, the order support and the "
                          "refinement are least-squares constructions)")
-    if mlp:
-        o["hidden"] = check_int(kw["hidden"], "hidden", minimum=1)
-        o["batch_size"] = check_int(kw["batch_size"], "batch_size", minimum=1)
-    o["cfg"] = {"order": kw["order"], "tau": check_positive(kw["tau"], "tau"),
-                "tau_edges": check_positive(kw["tau_edges"], "tau_edges"),
-                "n_iter": check_int(kw["sinkhorn_iter"], "sinkhorn_iter", minimum=1),
-                "prior_logit": math.log(prior_p) - math.log1p(-prior_p), "w_l2": w_l2,
-                "order_grad": check_choice(kw["order_grad"], ("score", "st"), "order_grad"),
-                "order_kl": bool(kw["order_kl"]),
-                "order_objective": check_choice(objective, ("elbo", "profile"),
-                                                "order_objective"),
-                "mechanism": "mlp" if mlp else "linear"}
+    o["cfg"] = {"order": opt.order, "tau": opt.tau, "tau_edges": opt.tau_edges,
+                "n_iter": opt.sinkhorn_iter,
+                "prior_logit": math.log(opt.prior_p) - math.log1p(-opt.prior_p),
+                "w_l2": opt.w_l2, "order_grad": opt.order_grad, "order_kl": opt.order_kl,
+                "order_objective": objective, "mechanism": "mlp" if mlp else "linear"}
     return o
 
 
@@ -442,7 +458,7 @@ def _final_graph(vi, data, X, o, draws, xp, sd_h):
     refined = bool(o["refine"]) and o["vi_noise"] == "equal"
     if refined:
         cands = [final_order]
-        k = check_int(o["n_candidates"], "n_candidates", minimum=0)
+        k = o["n_candidates"]
         if k:
             cands += list(host.sample_orders(k, rng=draws.spawn_seed()))
         scores = [_order_score(C_h, c) for c in cands]

@@ -66,9 +66,10 @@ import numpy as np
 from .._lib.backend import resolve_backend
 from .._lib.host import to_host
 from .._lib.parallel import parallel_map, spawn_generators
+from .._lib.params import (BACKEND, CALLBACK, COUNT, FLAG, NONE, NONNEGATIVE, POSITIVE,
+                           SEED, WORKERS, Choice, Integer, Options, Param)
 from .._lib.results import Status
 from .._lib.rng import check_rng
-from .._lib.validation import check_callback, check_choice, check_int, check_positive
 from ._cosmo_train import cosmo_loss_grad, orientation, plain_graph, train
 from ._mechanism import choose_mechanism
 from ._results import check_data, dag_result
@@ -88,7 +89,40 @@ GRID = 2.0 ** -20
 #: depth of the tuck search of the order refinement
 SEARCH_DEPTH = 2
 
+OPTIONS = Options(
+    "CosmoOptions",
+    Param("lambda1", NONNEGATIVE, 1e-3, "weight of |H|_1"),
+    Param("lambda2", NONNEGATIVE, 2e-3, "weight of |H|_F^2"),
+    Param("lambda_p", NONNEGATIVE, 0.0, "weight of |p|^2"),
+    Param("t_max", POSITIVE, 0.45, "temperature at the first step"),
+    Param("t_min", POSITIVE, 1e-3, "temperature at the last step (<= t_max)"),
+    Param("eps", NONNEGATIVE, 1e-2, "orientation margin"),
+    Param("threshold", (NONNEGATIVE, NONE), None, "smallest kept weight (default by model)"),
+    Param("maxiter", (COUNT, NONE), None, "optimizer steps (default by batch mode)"),
+    Param("epochs", (POSITIVE, NONE), None, "passes over the data (instead of maxiter)"),
+    Param("batch_size", (COUNT, NONE), None, "minibatch rows (default: full batch)"),
+    Param("lr", (POSITIVE, NONE), None, "learning rate (default by batch mode)"),
+    Param("optimizer", Choice("adam", "sgd"), "adam", "optimizer of the training"),
+    Param("init", Choice(*INITS), "variance", "initial priorities"),
+    Param("refine", FLAG, True, "refit parents and search the order"),
+    Param("restarts", COUNT, 1, "independent COSMO fits"),
+    Param("refine_rounds", COUNT, 50, "rounds of the order search"),
+    Param("refine_time_limit", (POSITIVE, NONE), None, "seconds of the order search"),
+    Param("max_parents", (Integer(low=0), NONE), None, "parents per node (default: any)"),
+    Param("rng", SEED, None, "random numbers"),
+    Param("callback", (CALLBACK, NONE), None, "called each step"),
+    Param("progress", FLAG, False, "show a progress bar"),
+    Param("backend", BACKEND, "auto", "which kernels run"),
+    Param("record_every", COUNT, 50, "steps between loss_history entries"),
+    Param("noise_variance", Choice("auto", "equal", "nonequal"), "auto", "noise model"),
+    Param("mechanism", Choice("auto", "linear", "additive", "mlp"), "auto",
+          "linear or additive mechanisms ('mlp' is DP-DAG's)"),
+    Param("workers", (WORKERS, NONE), None, "runs the restarts in parallel"),
+    Param("ebic_gamma", NONNEGATIVE, EBIC_GAMMA, "extended BIC gamma (0: BIC)"),
+)
 
+
+@OPTIONS.entry
 def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_min=1e-3,
                 eps=1e-2, threshold=None, maxiter=None, epochs=None, batch_size=None,
                 lr=None, optimizer="adam", init="variance", refine=True, restarts=1,
@@ -238,9 +272,10 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
     options = dict(locals())
     del options["X"]
     start = time.perf_counter()
-    if check_int(restarts, "restarts", minimum=1) > 1:
-        return _restarts(X, options, start)
-    cfg, data = _validate(X, options)
+    opt = OPTIONS.validate(**options)
+    if opt.restarts > 1:
+        return _restarts(X, opt.as_dict(), start)
+    cfg, data = _validate(X, opt)
     fits = _fit_models(data, cfg)
     chosen = _select(fits, data, cfg)
     return _result(chosen, fits, data, cfg, start)
@@ -250,66 +285,45 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
 # validate
 
 def _validate(X, o):
-    """Checked options (``cfg``, read by attribute) and the prepared data."""
+    """The run's settings (``cfg``, read by attribute) from the validated options ``o``
+    (what a spec cannot say checked here), and the prepared data."""
     X, xp_in = check_data(X)
-    check_callback(o["callback"])
-    be = resolve_backend(o["backend"], xp_in)
+    be = resolve_backend(o.backend, xp_in)
     X = be.to_device(X)
     n, d = X.shape
-    for name in ("lambda1", "lambda2", "lambda_p"):
-        check_positive(o[name], name, strict=False)
-    t_max, t_min = check_positive(o["t_max"], "t_max"), check_positive(o["t_min"], "t_min")
-    if t_min > t_max:
-        raise ValueError(f"t_min ({t_min}) must be <= t_max ({t_max})")
+    if o.t_min > o.t_max:
+        raise ValueError(f"t_min ({o.t_min}) must be <= t_max ({o.t_max})")
+    if o.mechanism == "mlp":
+        raise ValueError("mechanism='mlp' is DP-DAG's: use learn_dag(X, method='dpdag', "
+                         "mechanism='mlp'), or mechanism='additive' here")
     cfg = SimpleNamespace(
-        threshold=None if o["threshold"] is None
-        else check_positive(o["threshold"], "threshold", strict=False),
-        init=check_choice(o["init"], INITS, "init"),
-        refine=bool(o["refine"]), refine_rounds=o["refine_rounds"],
-        refine_time_limit=o["refine_time_limit"], max_parents=o["max_parents"],
-        noise_variance=check_choice(o["noise_variance"], ("auto", "equal", "nonequal"),
-                                    "noise_variance"),
-        mechanism=_check_mechanism(o["mechanism"]),
-        pen=edge_penalty(n, d, check_positive(o["ebic_gamma"], "ebic_gamma",
-                                              strict=False)))
-    cfg.train = _train_options(o, n, d, t_max, t_min, be)
+        threshold=o.threshold, init=o.init, refine=o.refine, refine_rounds=o.refine_rounds,
+        refine_time_limit=o.refine_time_limit, max_parents=o.max_parents,
+        noise_variance=o.noise_variance, mechanism=o.mechanism,
+        pen=edge_penalty(n, d, o.ebic_gamma), train=_train_options(o, n, d, be))
     return cfg, _prepare(X, be)
 
 
-def _check_mechanism(mechanism):
-    mechanism = check_choice(mechanism, ("auto", "linear", "additive", "mlp"), "mechanism")
-    if mechanism == "mlp":
-        raise ValueError("mechanism='mlp' is DP-DAG's: use learn_dag(X, method='dpdag', "
-                         "mechanism='mlp'), or mechanism='additive' here")
-    return mechanism
-
-
-def _train_options(o, n, d, t_max, t_min, be):
+def _train_options(o, n, d, be):
     """Keyword arguments of :func:`solvers.dag._cosmo_train.train` (defaults filled in)."""
-    batch_size = o["batch_size"]
+    batch_size = o.batch_size
     if batch_size is None:
         # full-batch steps cost one d x d x d product; above LARGE_D minibatches are cheaper
         batch_size = None if d <= LARGE_D else 64
-    if batch_size is not None:
-        batch_size = check_int(batch_size, "batch_size", minimum=1)
-        if batch_size >= n:
-            batch_size = None
-    maxiter, epochs = o["maxiter"], o["epochs"]
-    if maxiter is not None and epochs is not None:
+    if batch_size is not None and batch_size >= n:
+        batch_size = None
+    maxiter = o.maxiter
+    if maxiter is not None and o.epochs is not None:
         raise ValueError("give maxiter or epochs, not both")
-    if epochs is not None:
-        check_positive(epochs, "epochs")
-        maxiter = max(1, int(math.ceil(epochs * n / (batch_size or n))))
+    if o.epochs is not None:
+        maxiter = max(1, int(math.ceil(o.epochs * n / (batch_size or n))))
     if maxiter is None:
         maxiter = 5000 if batch_size is None else (8000 if d <= LARGE_D else 1000)
-    lr = 3e-2 if o["lr"] is None and batch_size is None else (o["lr"] or 1e-2)
-    return dict(be=be, batch_size=batch_size, maxiter=check_int(maxiter, "maxiter", minimum=1),
-                t_max=t_max, t_min=t_min, eps=check_positive(o["eps"], "eps", strict=False),
-                l1=float(o["lambda1"]), l2=float(o["lambda2"]), lp=float(o["lambda_p"]),
-                lr=check_positive(lr, "lr"),
-                optimizer=check_choice(o["optimizer"], ("adam", "sgd"), "optimizer"),
-                rng=check_rng(o["rng"]), callback=o["callback"], progress=o["progress"],
-                record_every=check_int(o["record_every"], "record_every", minimum=1))
+    lr = o.lr if o.lr is not None else (3e-2 if batch_size is None else 1e-2)
+    return dict(be=be, batch_size=batch_size, maxiter=maxiter, t_max=o.t_max,
+                t_min=o.t_min, eps=o.eps, l1=o.lambda1, l2=o.lambda2, lp=o.lambda_p, lr=lr,
+                optimizer=o.optimizer, rng=check_rng(o.rng), callback=o.callback,
+                progress=o.progress, record_every=o.record_every)
 
 
 def _prepare(X, be):
