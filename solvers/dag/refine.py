@@ -41,7 +41,7 @@ import numpy as np
 from .._lib.backend import resolve_backend
 from .._lib.docstrings import fill_doc
 from .._lib.host import to_host
-from .._lib.validation import check_choice, check_int, check_positive
+from .._lib.params import NONE, NONNEGATIVE, POSITIVE, Choice, Integer, Options, Param
 from ._dag_kernels import KERNELS
 from ._order_search import OrderState, add_gain_xp, greedy_order, local_fit_xp, search
 
@@ -51,6 +51,20 @@ NOISE_MODELS = ("equal", "nonequal")
 
 #: default gamma of the extended BIC (Foygel & Drton's recommended value)
 EBIC_GAMMA = 0.5
+
+_COMMON = (
+    Param("threshold", NONNEGATIVE, 0.3, "smallest kept weight"),
+    Param("max_parents", (Integer(low=0), NONE), None, "parents per node (default: any)"),
+    Param("backend", Choice("auto", "numpy", "numba"), "auto", "local-fit kernels"),
+    Param("noise_variance", Choice(*NOISE_MODELS), "equal", "noise model of the score"),
+    Param("ebic_gamma", NONNEGATIVE, EBIC_GAMMA, "extended BIC gamma (0: BIC)"),
+)
+REFIT_OPTIONS = Options("RefitOptions", *_COMMON)
+SEARCH_OPTIONS = Options(
+    "RefineOptions", *_COMMON,
+    Param("max_rounds", Integer(low=1), 50, "rounds of the search"),
+    Param("time_limit", (POSITIVE, NONE), None, "seconds of the search"),
+    Param("depth", Integer(low=0), 2, "depth of the tuck search"))
 
 
 # the Notes and References shared by the public functions' docstrings
@@ -87,7 +101,6 @@ def kernels(be):
 
 def _host_backend(backend):
     """The Backend of the host-side search (its data are d x d host matrices)."""
-    check_choice(backend, ("auto", "numpy", "numba"), "backend")
     return resolve_backend(backend, np)
 
 
@@ -127,6 +140,7 @@ def _check_order(order, d):
     return order
 
 
+@REFIT_OPTIONS.entry
 @fill_doc(notes_references=_NOTES_REFERENCES)
 def refit_parents(X, order, *, threshold=0.3, max_parents=None, backend="auto", gram=None,
                   noise_variance="equal", ebic_gamma=EBIC_GAMMA):
@@ -184,11 +198,13 @@ def refit_parents(X, order, *, threshold=0.3, max_parents=None, backend="auto", 
     """
     C, n = gram if gram is not None else _gram(X)
     order = _check_order(order, C.shape[0])
-    opts = _search_options(C, n, noise_variance, threshold, max_parents, ebic_gamma,
-                           backend)
+    opts, _ = _search_options(C, n, threshold=threshold, max_parents=max_parents,
+                              backend=backend, noise_variance=noise_variance,
+                              ebic_gamma=ebic_gamma)
     return _unscale(_state(C, n, order, opts).W(), opts["sd"])
 
 
+@REFIT_OPTIONS.entry
 @fill_doc(notes_references=_NOTES_REFERENCES)
 def order_score(X, order, *, threshold=0.3, max_parents=None, backend="auto", gram=None,
                 noise_variance="equal", ebic_gamma=EBIC_GAMMA):
@@ -228,19 +244,21 @@ def order_score(X, order, *, threshold=0.3, max_parents=None, backend="auto", gr
     """
     C, n = gram if gram is not None else _gram(X)
     order = _check_order(order, C.shape[0])
-    opts = _search_options(C, n, noise_variance, threshold, max_parents, ebic_gamma,
-                           backend)
+    opts, _ = _search_options(C, n, threshold=threshold, max_parents=max_parents,
+                              backend=backend, noise_variance=noise_variance,
+                              ebic_gamma=ebic_gamma)
     W = _unscale(_state(C, n, order, opts).W(), opts["sd"])
     return model_bic(C, n, W, opts["noise"], variances=False, pen=opts["pen"])
 
 
-def _search_options(C, n, noise_variance, threshold, max_parents, ebic_gamma, backend):
-    """Checked options of the public functions, as :func:`search_order` takes them."""
-    noise = check_choice(noise_variance, NOISE_MODELS, "noise_variance")
-    gamma = check_positive(ebic_gamma, "ebic_gamma", strict=False)
-    return search_options(C, n, noise=noise, threshold=threshold, max_parents=max_parents,
-                          pen=edge_penalty(n, C.shape[0], gamma),
-                          be=_host_backend(backend))
+def _search_options(C, n, spec=REFIT_OPTIONS, **values):
+    """Options of the public functions checked by their spec, as :func:`search_order`
+    takes them (and the validated config)."""
+    cfg = spec.validate(**values)
+    return search_options(C, n, noise=cfg.noise_variance, threshold=cfg.threshold,
+                          max_parents=cfg.max_parents,
+                          pen=edge_penalty(n, C.shape[0], cfg.ebic_gamma),
+                          be=_host_backend(cfg.backend)), cfg
 
 
 def _state(C, n, order, opts, cache=None):
@@ -285,11 +303,10 @@ def model_bic(C, n, W, noise, variances=True, pen=None):
 
 
 def _max_parents(max_parents, d):
-    if max_parents is None:
-        return max(d - 1, 0)
-    return check_int(max_parents, "max_parents", minimum=0)
+    return max(d - 1, 0) if max_parents is None else int(max_parents)
 
 
+@SEARCH_OPTIONS.entry
 @fill_doc(notes_references=_NOTES_REFERENCES)
 def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
                  time_limit=None, backend="auto", gram=None, noise_variance="equal",
@@ -344,10 +361,12 @@ def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
     """
     C, n = gram if gram is not None else _gram(X)
     order = _check_order(order, C.shape[0])
-    opts = _search_options(C, n, noise_variance, threshold, max_parents, ebic_gamma,
-                           backend)
-    order, W, score, _ = search_order(C, n, order, opts, max_rounds=max_rounds,
-                                      time_limit=time_limit, depth=depth)
+    opts, cfg = _search_options(C, n, SEARCH_OPTIONS, threshold=threshold,
+                                max_parents=max_parents, backend=backend,
+                                noise_variance=noise_variance, ebic_gamma=ebic_gamma,
+                                max_rounds=max_rounds, time_limit=time_limit, depth=depth)
+    order, W, score, _ = search_order(C, n, order, opts, max_rounds=cfg.max_rounds,
+                                      time_limit=cfg.time_limit, depth=cfg.depth)
     return order, W, score
 
 
