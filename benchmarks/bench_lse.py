@@ -9,14 +9,21 @@
 - ``LogSumExpMatmul``: time and ``peakmem_`` of the blocked ``logsumexp_matmul`` (numba,
   numpy and cupy backends) -- peak memory near one tile instead of ``n x m``;
   ``LogSumExpMatmulDask.peakmem_``: the same on a dask array (skipped without dask).
+- ``ThreadScaling.time_case``: the cases of ``benchmarks/peers/lse_scaling.py`` (logsumexp
+  of (1000, 10000) and (2000, 20000) along each axis, softmax (1000, 10000) along axis 1,
+  logsumexp_matmul of 20000 x 64 by 64 x 20000) on 1, 2 and all of Numba's threads (BLAS
+  pinned to one thread; logsumexp_matmul runs its own row blocks in parallel). The peer
+  script is the reference for speed-ups: it starts a fresh process per thread count.
 """
 import math
+import os
 
+import numba
 import numpy as np
 from scipy.special import logsumexp as scipy_logsumexp
 
 from benchmarks._common import pin_blas_threads
-from solvers import logsumexp, logsumexp_matmul
+from solvers import logsumexp, logsumexp_matmul, softmax
 from solvers._lib.backend import gpu_available
 
 GPU = ["cupy"] if gpu_available() else []
@@ -198,3 +205,43 @@ class LogSumExpMatmulMaterialized:
 
     def time_materialized(self, n):
         scipy_logsumexp(self.A @ self.B, axis=1)
+
+
+_SCALING_CASES = {
+    "lse (1000, 10000) axis 0": ((1000, 10000), lambda a: logsumexp(a, axis=0)),
+    "lse (1000, 10000) axis 1": ((1000, 10000), lambda a: logsumexp(a, axis=1)),
+    "lse (2000, 20000) axis 0": ((2000, 20000), lambda a: logsumexp(a, axis=0)),
+    "lse (2000, 20000) axis 1": ((2000, 20000), lambda a: logsumexp(a, axis=1)),
+    "softmax (1000, 10000) axis 1": ((1000, 10000), lambda a: softmax(a, axis=1)),
+    "lse_matmul 20000x64 @ 64x20000": (None, None),
+}
+
+
+class ThreadScaling:
+    """One case of the thread-scaling table on ``threads`` Numba threads."""
+
+    params = (list(_SCALING_CASES), sorted({1, 2, os.cpu_count() or 1}))
+    param_names = ["case", "threads"]
+    timeout = 300
+
+    def setup(self, case, threads):
+        if threads > numba.config.NUMBA_NUM_THREADS:
+            raise NotImplementedError(f"NUMBA_NUM_THREADS is below {threads}")
+        pin_blas_threads()
+        numba.set_num_threads(threads)
+        rng = np.random.default_rng(0)
+        shape, fn = _SCALING_CASES[case]
+        if shape is None:
+            A = rng.normal(size=(20000, 64)) / 8
+            B = rng.normal(size=(64, 20000)) / 8
+            self.call = lambda: logsumexp_matmul(A, B)
+        else:
+            a = rng.normal(size=shape)
+            self.call = lambda: fn(a)
+        self.call()                       # compile / load the cache, touch the pages
+
+    def teardown(self, case, threads):
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+
+    def time_case(self, case, threads):
+        self.call()

@@ -57,8 +57,10 @@ def snapshots_2d(steps=(0, 10, 40, 150)):
         if r.nit - 1 in steps:
             frames[r.nit - 1] = (r.population.copy(), r.consensus.copy())
 
+    # one anisotropic start, no restarts or refinement: the dynamics themselves
     minimize_cbo(rastrigin, bounds=[(-3, 3)] * 2, args=(shift,), vectorized=True,
-                 n_particles=60, maxiter=max(steps) + 1, rng=1, callback=record, xtol=0.0)
+                 n_particles=60, maxiter=max(steps) + 1, rng=1, callback=record, xtol=0.0,
+                 ftol=0.0, noise="anisotropic", restarts=False, polish=False)
     return shift, frames
 
 

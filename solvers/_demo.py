@@ -3,9 +3,17 @@
 Each area contributes rows from a module named ``solvers/<area>/_demo*.py`` defining
 ``demo_rows(quick)``, which returns (or yields) dicts with keys ``method``, ``problem``,
 ``quality`` (a short human-readable figure of merit, e.g. "success 10/10" or "SHD 0") and
-``seconds``. A row times only the solver call: each module warms its kernels (Numba
-compilation or cache loading) before it starts the clock. Modules are discovered, so
-adding a solver never edits this file.
+``seconds``. A row times only the solver call. Modules are discovered, so adding a solver
+never edits this file.
+
+Answers before the compiler finishes: the quick rows (the default) should be small enough
+for the generic code that ``backend="auto"`` runs on small inputs (see
+:mod:`solvers._lib.kernels`), so that they need no Numba compilation at all. A module whose
+quick rows compile nothing says so with a module attribute ``QUICK_COMPILES = False``; the
+demo runs those modules first, so the first rows appear at once even with an empty Numba
+cache. A row whose timed call does run Numba kernels warms exactly those before it starts
+the clock, with a small call that asks for them explicitly (``backend="numba"`` compiles
+whatever the size; a small ``"auto"`` call would run the generic code and warm nothing).
 
 A module is named on the command line by what follows ``_demo_`` in its file name
 (``solvers/optimize/_demo_cbo.py`` -> ``cbo``), or by its area (``optimize``), which
@@ -78,12 +86,31 @@ def select_modules(only=None):
     return [m for m in modules if short_name(m) in wanted or m.split(".")[1] in wanted]
 
 
+def _compiles_when_quick(name):
+    """A module's ``QUICK_COMPILES`` (True when it does not say, or does not import: its
+    row then reports the failure)."""
+    try:
+        return bool(getattr(importlib.import_module(name), "QUICK_COMPILES", True))
+    except Exception:
+        return True
+
+
+def run_order(modules, quick=True):
+    """``modules`` in the order the demo runs them: with ``quick``, the modules whose quick
+    rows compile nothing (``QUICK_COMPILES = False``) first, each group in its given
+    order."""
+    if not quick:
+        return list(modules)
+    return sorted(modules, key=_compiles_when_quick)  # stable: False sorts first
+
+
 def iter_rows(modules, quick=True):
-    """Yield the rows of ``modules`` one at a time, as each is computed.
+    """Yield the rows of ``modules`` one at a time, as each is computed (in
+    :func:`run_order`).
 
     A module that raises yields one ``FAILED`` row (the others still run).
     """
-    for name in modules:
+    for name in run_order(modules, quick):
         start = time.perf_counter()
         try:
             module = importlib.import_module(name)
@@ -133,6 +160,7 @@ def run_demo(quick=True, only=None, stream=None):
         count += 1
     wall = time.perf_counter() - start
     print(f"\n{count} rows, {total:.2f} s in the timed calls, {wall:.1f} s wall (the rest is "
-          "Numba compilation or cache loading, warm-up calls and the quality checks)",
+          "Numba compilation or cache loading, warm-up calls and the quality checks; "
+          "'python -m solvers warmup' compiles the kernels ahead of time)",
           file=stream, flush=True)
     return 1 if failed else 0

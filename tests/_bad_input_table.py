@@ -660,7 +660,6 @@ def _dpdag_iter_name():
 
 
 _DP_ITER = _dpdag_iter_name()
-_LSE = {"a": "array", "b": "array", "axis": "axis"}
 _QA = {"means": "shape", "covs": "spd"}
 # the memory methods call their queries query_means / query_covs / queries
 _QNAMES = {"means": ("means", "query_means", "covs"), "covs": ("covs", "query_covs")}
@@ -673,27 +672,28 @@ def _q_valid():
 
 ROWS = [
     # ------------------------------------------------------------------------ lse
-    Row("logsumexp", logsumexp, lambda: {"a": _c(_A), "b": _c(_B), "axis": 1}, _LSE,
-        covers="solvers.lse.logsumexp", backend=True, reference=_scipy_lse),
+    # lse core: the array, flag, block_size and backend cells come from the option specs
+    Row("logsumexp", logsumexp, lambda: {"a": _c(_A), "b": _c(_B), "axis": 1},
+        {"axis": "axis"}, covers="solvers.lse.logsumexp", backend=True, reference=_scipy_lse),
     Row("logsumexp_plain", logsumexp, lambda: {"a": _c(_A)}, {"a": "array"},
         covers="solvers.lse.logsumexp", reference=_scipy_lse),
-    Row("softmax", softmax, lambda: {"x": _c(_A), "axis": 1}, {"x": "array", "axis": "axis"},
+    Row("softmax", softmax, lambda: {"x": _c(_A), "axis": 1}, {"axis": "axis"},
         covers="solvers.lse.softmax", backend=True,
         reference=lambda x, axis=None, backend=None: [scipy.special.softmax(x, axis=axis)]),
     Row("log_softmax", log_softmax, lambda: {"x": _c(_A), "axis": 1},
-        {"x": "array", "axis": "axis"}, covers="solvers.lse.log_softmax", backend=True,
+        {"axis": "axis"}, covers="solvers.lse.log_softmax", backend=True,
         reference=lambda x, axis=None, backend=None: [scipy.special.log_softmax(x, axis=axis)]),
     Row("logsumexp_matmul", logsumexp_matmul,
         lambda: {"A": _c(_A), "B": _c(_B.T), "log_b": np.log(_B[:, 0]), "block_size": 2},
-        {"A": "array2", "B": "array2", "log_b": "array2", "block_size": "count"},
+        {"A": "shape", "B": "shape", "log_b": "shape"},
         covers="solvers.lse.logsumexp_matmul", backend=True, reference=_dense_matmul,
         names={"B": ("B", "log_b")}),
     Row("logsumexp_partial", logsumexp_partial, lambda: {"a": _c(_A), "axis": 1},
-        {"a": "array", "axis": "axis"}, covers="solvers.lse.logsumexp_partial",
+        {"axis": "axis"}, covers="solvers.lse.logsumexp_partial",
         out=_lse_partial_out, reference=_scipy_lse),
     Row("logsumexp_merge", logsumexp_merge,
         lambda: {"maxes": _c(_A), "sums": _c(_B), "axis": 0},
-        {"maxes": "array", "sums": "array", "axis": "axis"},
+        {"axis": "axis"},
         covers="solvers.lse.logsumexp_merge", reference=_naive_merge, out=_lse_partial_out),
     # --------------------------------------------------------------------- Safe-KL
     # (scalar options and arrays come from the option specs; the rows keep what a spec

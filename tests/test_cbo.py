@@ -237,7 +237,8 @@ def test_result_fields_and_shapes():
     assert res.population_energies.shape == (6,) and res.consensus.shape == (3,)
     np.testing.assert_allclose(res.population_energies, sphere(res.population.T))
     assert res.fun == pytest.approx(sphere(res.x))
-    assert res.nfev == 60 and res.nit == 10 and res.status == 1 and res.success
+    # maxiter is a cap: reaching it is not a success
+    assert res.nfev == 60 and res.nit == 10 and res.status == 1 and not res.success
     multi = cbo1(sphere, bounds=[(-1, 2)] * 3, vectorized=True, n_particles=6,
                          n_runs=4, maxiter=10, rng=0, xtol=0.0)
     assert multi.population.shape == (4, 6, 3) and multi.x_runs.shape == (4, 3)
@@ -256,11 +257,11 @@ def test_same_seed_same_result_and_per_point_equals_vectorized():
 def test_xtol_convergence_on_sphere():
     # alpha must keep growing for the population to collapse: with alpha capped at 1e5
     # energy differences below 1e-5 are not resolved (see the guide)
-    res = cbo1(sphere, bounds=[(-3, 3)] * 5, vectorized=True, rng=1, xtol=1e-6,
-                       alpha_max=1e15)
-    assert res.status == 0 and res.success and res.nit < 4000
-    assert np.max(np.abs(res.population - res.consensus)) <= 1e-6
-    assert np.max(np.abs(res.x)) < 1e-6
+    res = cbo1(sphere, bounds=[(-3, 3)] * 5, vectorized=True, rng=1, xtol=1e-3,
+               alpha_max=1e15)
+    assert res.status == 0 and res.success and res.nit < 4000 and "xtol" in res.message
+    assert np.max(np.abs(res.population - res.consensus)) <= 1e-3
+    assert np.max(np.abs(res.x)) < 1e-3
 
 
 def test_maxfev_budget_and_f_target():
@@ -273,11 +274,12 @@ def test_maxfev_budget_and_f_target():
 
 
 def test_ftol_stops_a_collapsed_population():
-    res = cbo1(sphere, bounds=[(-3, 3)] * 2, vectorized=True, ftol=1e-12, xtol=0.0,
-                       alpha_max=1e15, rng=0)
-    assert res.status == 0 and res.nit < 4000
+    # covariance noise concentrates the whole population: its values agree within ftol
+    res = cbo1(sphere, bounds=[(-3, 3)] * 2, vectorized=True, ftol=1e-6, xtol=0.0,
+               noise="covariance", rng=0)
+    assert res.status == 0 and res.nit < 4000 and "ftol" in res.message
     F = res.population_energies
-    assert F.max() - F.min() <= 1e-12 * (1 + abs(F.min()))
+    assert F.max() - F.min() <= 1e-6 * (1 + abs(F.min()))
 
 
 def test_callback_and_stop_iteration():
@@ -326,7 +328,7 @@ def test_nan_objective_values_are_worst_and_counted():
         return float(np.sum((x - 0.3) ** 2))
 
     res = cbo1(fun, bounds=[(-3, 3)] * 2, n_particles=10, maxiter=150, rng=0)
-    assert res.success and math.isfinite(res.fun)
+    assert res.status == 1 and math.isfinite(res.fun)
     assert res.n_nonfinite == calls["bad"] > 0
     np.testing.assert_allclose(res.x, [0.3, 0.3], atol=1e-2)
 
@@ -498,8 +500,8 @@ def test_progress_only_when_asked(capsys):
     assert quiet.out == "" and quiet.err == ""
     cbo1(sphere, bounds=[(-1, 1)] * 2, vectorized=True, maxiter=5, rng=0,
                  progress=True)
-    loud = capsys.readouterr()
-    assert loud.out == "" and "cbo" in loud.err and "5/5" in loud.err
+    loud = capsys.readouterr()  # the bar counts evaluations: 5 steps of 20 particles
+    assert loud.out == "" and "cbo" in loud.err and "100/100" in loud.err
 
 
 def test_polish_respects_maxfev():
@@ -510,6 +512,12 @@ def test_polish_respects_maxfev():
 
 
 def test_default_budget_grows_with_dimension():
-    kw = dict(vectorized=True, n_particles=2, sigma=0.0, lam=0.0, rng=0)  # frozen particles
-    assert cbo1(sphere, bounds=[(-1, 1)] * 3, **kw).nfev == 80_000
-    assert cbo1(sphere, bounds=[(-1, 1)] * 25, **kw).nfev == 100_000
+    from solvers.optimize._cbo_config import configure, OPTION_NAMES
+    import inspect
+
+    defaults = {k: p.default for k, p in inspect.signature(minimize_cbo).parameters.items()
+                if k in OPTION_NAMES}
+    assert configure(defaults, 3).maxfev == 80_000
+    assert configure(defaults, 25).maxfev == 100_000
+    assert configure(dict(defaults, n_runs=3), 25).maxfev == 300_000
+    assert configure(dict(defaults, maxiter=50), 25).maxfev is None

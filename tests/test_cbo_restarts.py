@@ -1,5 +1,4 @@
 """CBO restarts, covariance noise, bounds, polish, kernels on special values, workers."""
-import inspect
 import subprocess
 import sys
 import textwrap
@@ -12,6 +11,10 @@ from solvers._lib.backend import resolve_backend
 from solvers._lib.rng import Draws
 from solvers.optimize import cbo
 from solvers.optimize import _cbo_numba
+from solvers.optimize import _cbo_generic as generic
+from solvers.optimize import _cbo_solver
+from solvers.optimize._cbo_bounds import reflect
+from solvers.optimize._cbo_config import OPTION_NAMES, Problem, configure
 
 
 def sphere(x):
@@ -24,30 +27,30 @@ def rosen(x):  # vectorized Rosenbrock, x of shape (d,) or (d, S)
 
 # --- covariance noise: affine invariance -------------------------------------------------
 
-def _options(**kw):
-    o = {k: p.default for k, p in inspect.signature(cbo.minimize_cbo).parameters.items()
-         if p.default is not inspect.Parameter.empty}
-    o.update(kw)
-    cbo._check_options(o, 3)
-    return o
+def _config(**kw):
+    defaults = {k: p.default for k, p in __import__("inspect").signature(
+        cbo.minimize_cbo).parameters.items() if k in OPTION_NAMES}
+    defaults.update(kw)
+    return configure(defaults, 3)
 
 
 def _trajectory(f, X0, steps, seed, backend="numpy", noise="covariance"):
-    """Positions after each covariance-noise step of one swarm started at ``X0``."""
+    """Positions after each step of one swarm started at ``X0``."""
     be = resolve_backend(backend, np)
     d = X0.shape[-1]
-    start = (np.zeros(d), np.ones(d), None)
-    solver = cbo._CBOSolver(f, _options(vectorized=True, restarts=False, polish=False), be,
-                            None, start, np.float64, Draws(seed, np))
-    if noise == "covariance":
-        s = cbo._Swarm(X0.copy(), noise, 30.0, *cbo._COV_DEFAULTS, cbo._COV_ESS)
-    else:
-        s = cbo._Swarm(X0.copy(), noise, 30.0, *cbo._DIAG_DEFAULTS, 0.5)
+    problem = Problem(be, np.float64, None, np.zeros(d), np.ones(d), None)
+    solver = _cbo_solver.CBOSolver(f, _config(vectorized=True, restarts=False, polish=False),
+                                   problem, Draws(seed, np))
+    cov = noise == "covariance"
+    dynamics = _cbo_solver.COV_DEFAULTS if cov else _cbo_solver.DIAG_DEFAULTS
+    s = _cbo_solver.Swarm(X0.copy(), noise, 30.0, dynamics, _cbo_solver.COV_ESS if cov
+                          else 0.5, 1e300, np)
     solver.BX = X0[:, 0, :].copy()
     out = []
-    for _ in range(steps):
-        solver.step(s)
-        out.append(s.X.copy())
+    with __import__("solvers")._lib.results.Progress(1) as solver.bar:
+        for _ in range(steps):
+            solver._step(s)
+            out.append(s.X.copy())
     return out
 
 
@@ -80,7 +83,7 @@ def test_covariance_noise_has_the_weighted_covariance():
     W = rng.dirichlet(np.ones(N))[None, :]
     C = np.einsum("mn,mnd->md", W, P)
     Z = rng.normal(size=(M, 200_000, N))
-    eta = cbo._covariance_noise(P, C, W, Z, np)[0]
+    eta = _cbo_solver.covariance_noise(P, C, W, Z, np)[0]
     D = P[0] - C[0]
     cov = (D * W[0][:, None]).T @ D
     np.testing.assert_allclose(np.cov(eta.T), cov, atol=0.02 * np.abs(cov).max())
@@ -98,9 +101,11 @@ def test_restarts_never_exceed_maxfev_and_count_every_evaluation(maxfev, polish)
         return np.sum(np.abs(x - 0.3), axis=0)
 
     res = minimize_cbo(fun, bounds=[(-3, 3)] * 4, vectorized=True, maxfev=maxfev,
-                       polish=polish, rng=0)
+                       polish=polish, spend_budget=True, rng=0)
     assert res.nfev == calls["n"] <= maxfev
-    assert res.n_restarts >= 1 and res.success and res.status == 2
+    # spending the whole budget ends at maxfev: a cap, so not a success
+    assert res.n_restarts >= 1 and not res.success and res.status == 2
+    assert f"{res.nfev} evaluations" in res.message
     if not polish:  # the loop stops only when the next step of the last start won't fit
         assert maxfev - res.nfev < 20 * 2 ** res.n_restarts
 
@@ -110,7 +115,7 @@ def test_restarts_grow_the_population_and_keep_the_best(noise):
     seen = []
     res = minimize_cbo(lambda x: np.sum(np.abs(x), axis=0), bounds=[(-2, 2)] * 3,
                        vectorized=True, maxfev=30_000, polish=False, rng=1, noise=noise,
-                       xtol=1e-2,
+                       xtol=1e-2, spend_budget=True,
                        callback=lambda r: seen.append((r.n_restarts, r.population.shape[0],
                                                        r.fun)))
     sizes = {}
@@ -128,7 +133,9 @@ def test_restarts_grow_the_population_and_keep_the_best(noise):
 def test_no_restarts_is_one_start():
     res = minimize_cbo(sphere, bounds=[(-3, 3)] * 2, vectorized=True, restarts=False,
                        polish=False, maxiter=50, rng=0)
-    assert res.n_restarts == 0 and res.nit == 50 and res.nfev == 1000
+    # the covariance start (the first of noise="mixed") collapses before maxiter
+    assert res.n_restarts == 0 and res.nit < 50 and res.nfev == 20 * res.nit
+    assert res.status == 0 and "xtol" in res.message
 
 
 # --- polish --------------------------------------------------------------------------------
@@ -202,8 +209,8 @@ def test_scalar_bounds_broadcast_and_x0_checks():
 def test_reflection_formula():
     x = np.array([[-1.5, 0.2, 2.5, 7.0]])
     lb, ub = np.zeros(4), np.ones(4)
-    np.testing.assert_allclose(cbo.reflect(x, lb, ub, np), [[0.5, 0.2, 0.5, 1.0]])
-    one_sided = cbo.reflect(np.array([-3.0, 5.0]), np.array([0.0, -np.inf]),
+    np.testing.assert_allclose(reflect(x, lb, ub, np), [[0.5, 0.2, 0.5, 1.0]])
+    one_sided = reflect(np.array([-3.0, 5.0]), np.array([0.0, -np.inf]),
                             np.array([np.inf, 1.0]), np)
     np.testing.assert_allclose(one_sided, [3.0, -3.0])
 
@@ -232,7 +239,7 @@ def test_gibbs_weights_kernel_matches_generic(dtype, ess, use_mask, shape):
     mask = rng.uniform(size=shape) < 0.7 if use_mask else None
     if mask is not None and shape[1]:
         mask[:, 0] = True
-    a, alpha_a = cbo._gibbs_weights_xp(E, mask, 2.0, ess, 1e5, np)
+    a, alpha_a = generic.gibbs_weights(E, mask, 2.0, ess, 1e5, np)
     b, alpha_b = _cbo_numba.gibbs_weights(E, mask, 2.0, ess, 1e5, np)
     tol = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(b, a, rtol=tol, atol=tol)
@@ -258,7 +265,7 @@ def test_move_kernel_matches_generic(dtype, aniso, special, shape):
     if special is not None and X.size:
         X.flat[0] = special
     with np.errstate(invalid="ignore", over="ignore"):
-        a, sa = cbo._move_xp(X, C, xi, 0.1, 0.7, aniso, np)
+        a, sa = generic.move(X, C, xi, 0.1, 0.7, aniso, np)
         b, sb = _cbo_numba.move(X, C, xi, 0.1, 0.7, aniso, np)
     tol = 1e-5 if dtype == np.float32 else 1e-13
     np.testing.assert_allclose(b, a, rtol=tol, atol=tol, equal_nan=True)
@@ -274,7 +281,7 @@ def test_consensus_kernel_matches_generic_with_special_energies(special):
     E[0, 2] = special
     E[1, :] = special  # no finite energy: plain mean
     np.testing.assert_allclose(_cbo_numba.consensus(X, E, 3.0, np),
-                               cbo._consensus_xp(X, E, 3.0, np), rtol=1e-12)
+                               generic.consensus(X, E, 3.0, np), rtol=1e-12)
 
 
 @pytest.mark.parametrize("noise", ["anisotropic", "covariance"])
@@ -320,7 +327,7 @@ def shifted_abs(x):  # top level: picklable for process pools and dask
     return float(np.sum(np.abs(x - 0.25)) + 0.1 * np.sum(np.cos(5 * x)))
 
 
-RUNS_KW = dict(bounds=[(-2, 2)] * 3, n_runs=3, maxfev=3_000, rng=12)
+RUNS_KW = dict(bounds=[(-2, 2)] * 3, n_runs=3, independent_runs=True, maxfev=3_000, rng=12)
 
 
 def test_mapped_runs_match_serial_map_and_spawned_seeds():
@@ -364,7 +371,7 @@ def test_reflect_kernel_matches_generic(dtype, shape):
     X = (10 * rng.normal(size=shape)).astype(dtype)
     lb = np.array([-1.0, 0.0, -np.inf], dtype=dtype)
     ub = np.array([1.0, np.inf, 2.0], dtype=dtype)
-    a = cbo.reflect(X, lb, ub, np)
+    a = reflect(X, lb, ub, np)
     b = _cbo_numba.reflect(X, lb, ub, np)
     np.testing.assert_allclose(b, a, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
     assert np.all(b >= lb) and np.all(b <= ub) and b.dtype == dtype
@@ -381,16 +388,15 @@ def test_track_best_kernel_matches_generic(dtype, shape):
     M, d = shape[0], shape[2]
     BF = np.array([0.5] + [np.inf] * (M - 1), dtype=dtype)
     BX = np.zeros((M, d), dtype=dtype)
-    best = np.full(M, np.inf, dtype=dtype)
-    a = cbo._track_best_xp(X, F.copy(), BF, BX, best, np)
-    b = _cbo_numba.track_best(X, F.copy(), BF, BX, best, np)
+    a = generic.track_best(X, F.copy(), BF, BX, np)
+    b = _cbo_numba.track_best(X, F.copy(), BF, BX, np)
     for u, v in zip(a, b):
         np.testing.assert_array_equal(np.asarray(v), np.asarray(u))
 
 
 def test_stopping_tests_read_the_device_every_k_steps(monkeypatch):
     # cupy reads device scalars every SYNC_EVERY["cupy"] steps; emulate it on numpy
-    monkeypatch.setattr(cbo, "SYNC_EVERY", {"generic": 5})
+    monkeypatch.setattr(_cbo_solver, "SYNC_EVERY", {"generic": 5})
     res = minimize_cbo(sphere, bounds=[(-3, 3)] * 2, vectorized=True, f_target=1e-2,
                        backend="numpy", polish=False, rng=0)
     assert res.status == 3 and res.nit % 5 == 0
@@ -405,7 +411,7 @@ def test_gibbs_consensus_kernel_matches_generic(dtype, shape):
     rng = np.random.default_rng(8)
     P = rng.normal(size=shape).astype(dtype)
     E = _energies(shape[0], shape[1], dtype, rng)
-    a = cbo._gibbs_consensus_xp(P, E, None, 2.0, 0.5, 1e5, np)
+    a = generic.gibbs_consensus(P, E, None, 2.0, 0.5, 1e5, np)
     b = _cbo_numba.gibbs_consensus(P, E, None, 2.0, 0.5, 1e5, np)
     tol = 1e-5 if dtype == np.float32 else 1e-12
     for u, v in zip(a, b):

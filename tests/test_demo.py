@@ -1,5 +1,6 @@
 """``python -m solvers``: demo streaming, name selection, --help, --version, exit codes."""
 import io
+import json
 import subprocess
 import sys
 import types
@@ -105,3 +106,41 @@ def test_qubo_demo_end_to_end():
     assert lines[0].split() == ["method", "problem", "quality", "seconds"]
     assert lines[2].startswith("qubo_moments") and "max rel err" in lines[2]
     assert lines[3].startswith("minimize_qubo") and "optimum 3/3" in lines[3]
+
+
+def test_modules_whose_quick_rows_compile_nothing_run_first(monkeypatch):
+    """``QUICK_COMPILES = False`` modules go first in quick mode (others keep their order);
+    ``--full`` keeps the listed order."""
+    names = ["solvers.a._demo_one", "solvers.b._demo_two", "solvers.c._demo_three"]
+    for name, flag in zip(names, (None, False, None)):
+        module = types.ModuleType(name)
+        module.demo_rows = lambda quick=True, name=name: [
+            {"method": name.rsplit("_", 1)[1], "problem": "p", "quality": "q", "seconds": 0.0}]
+        if flag is not None:
+            module.QUICK_COMPILES = flag
+        monkeypatch.setitem(sys.modules, name, module)
+    assert _demo.run_order(names) == [names[1], names[0], names[2]]
+    assert _demo.run_order(names, quick=False) == names
+    assert [r["method"] for r in _demo.iter_rows(names)] == ["two", "one", "three"]
+
+
+_QUICK_ROWS = """
+import json, sys
+from solvers import _demo
+cheap = [m for m in _demo.discover_demo_modules()
+         if not getattr(__import__(m, fromlist=["_"]), "QUICK_COMPILES", True)]
+rows = list(_demo.iter_rows(cheap))
+print(json.dumps([cheap, [r["quality"] for r in rows],
+                  sorted(m for m in sys.modules if m == "numba" or m.endswith("_numba"))]))
+"""
+
+
+def test_quick_rows_that_declare_no_compilation_import_no_numba():
+    """A module's ``QUICK_COMPILES = False`` is a promise: its quick rows run without
+    importing Numba (checked in a fresh process), and they succeed."""
+    out = subprocess.run([sys.executable, "-c", _QUICK_ROWS], capture_output=True,
+                         text=True, check=True)
+    cheap, qualities, numba_modules = json.loads(out.stdout.splitlines()[-1])
+    assert {"solvers.lse._demo_safe_kl", "solvers.memory._demo_dam"} <= set(cheap)
+    assert not any(q.startswith("FAILED") for q in qualities), qualities
+    assert numba_modules == []

@@ -106,8 +106,7 @@ STATUS_LITERALS_LEFT = {
     "solvers/transport/_lightsb_result.py",
 }
 NAMESPACE_TESTS_LEFT = {
-    "solvers/lse/logsumexp.py", "solvers/optimize/_cbo_eval.py",
-    "solvers/optimize/cbo.py", "solvers/qubo/moments.py",
+    "solvers/qubo/moments.py",
     "solvers/transport/_lightsb_result.py",
 }
 

@@ -40,10 +40,7 @@ PAGE_TIMEOUT = 60
 #: pages whose script does not run to the end yet, with the first failure; a page that
 #: starts to run fails this test until it is removed here (the list only shrinks)
 KNOWN = {
-    "guide/cbo.rst": "block 2: Client() starts worker processes at module level, without "
-                     "an `if __name__ == '__main__':` guard (Nanny failed to start)",
     "guide/lightsb.rst": "block 1: `x1 = ...` (an Ellipsis, not data)",
-    "guide/lse.rst": "block 1: a LocalCluster of worker processes without a guard",
     "guide/qubo.rst": "block 1: NameError, f1 is not defined (and a LocalCluster without "
                       "a guard)",
 }
@@ -149,8 +146,6 @@ JARGON_RE = re.compile("|".join(f"(?:{p})" for p in JARGON), re.IGNORECASE)
 #: fails the test until it is removed here (the list only shrinks)
 JARGON_LEFT = {
     "README.md",
-    "docs/guide/cbo.rst",
-    "solvers/lse/_matmul_numba.py",
 }
 
 

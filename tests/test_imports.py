@@ -21,8 +21,6 @@ AREAS = ("lse", "optimize", "transport", "memory", "dag", "qubo")
 #: circles not yet cut, by area; an area's work removes its entry (the test fails on a
 #: circle not listed here, and on a listed one that is gone, so the list only shrinks)
 KNOWN_CIRCLES = {
-    "optimize": [{"solvers.optimize._cbo_runs", "solvers.optimize.cbo"},
-                 {"solvers.optimize._cbo_kernels", "solvers.optimize._cbo_numba"}],
     "lse": [{"solvers.lse._lse_dask", "solvers.lse._lse_kernels", "solvers.lse.matmul"}],
 }
 

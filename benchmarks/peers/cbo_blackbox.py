@@ -17,6 +17,15 @@ The defaults of ``minimize_cbo`` were chosen on other settings (``--dims 5,20
 ``--reps K`` repeats every solver with K seed sets (the counts move by a few problems
 from one seed set to the next), ``--plot FILE`` draws the ECDF of the evaluations to
 each target (the fraction of problems solved within a budget) per solver.
+``--unimodal`` prints the other table: on the unimodal families f1, f2, f8, f10, f11
+(``--dims``, ``--instances``), ``minimize_cbo`` with its defaults and no ``maxfev`` (its
+stopping rules end the run) beside plain CMA-ES (``cma.fmin2`` with its default stopping),
+each until it stops by itself: the evaluations each used, the error it ended at, and
+their ratio::
+
+    OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/peers/cbo_blackbox.py \\
+        --unimodal --dims 10 --instances 1,2,3,4,5
+
 Peers (pip): ``ioh``, ``cma``.
 """
 import argparse
@@ -173,6 +182,50 @@ def plot_ecdf(raw, budget, path):
     fig.savefig(path, dpi=110)
 
 
+UNIMODAL = (1, 2, 8, 10, 11)
+
+
+def _until_stop(solver, p, d, seed):
+    """(evaluations, error at the end) of one run that ends by its own stopping rules."""
+    t = Tracked(p, 10**9)
+    if solver == "cbo":
+        from solvers import minimize_cbo
+
+        minimize_cbo(t.columns, bounds=[(-5.0, 5.0)] * d, vectorized=True, rng=seed)
+    else:
+        import cma
+
+        x0 = np.random.default_rng(seed).uniform(-4.0, 4.0, d)
+        cma.fmin2(t.point, x0, 2.0, {"bounds": [-5.0, 5.0], "verbose": -9, "seed": seed + 1})
+    return t.n, t.best - t.fopt
+
+
+def unimodal_table(dims, instances):
+    """The unimodal table: evaluations to the stop, CBO defaults vs plain CMA-ES."""
+    import ioh
+
+    print(f"# {'problem':<14} | minimize_cbo evals, error | CMA-ES evals, error | ratio")
+    ratios, reached = [], 0
+    for d in dims:
+        for fid in UNIMODAL:
+            for inst in instances:
+                p = ioh.get_problem(fid, instance=inst, dimension=d,
+                                    problem_class=ioh.ProblemClass.BBOB)
+                seed = 1000 * inst + fid
+                n_cbo, e_cbo = _until_stop("cbo", p, d, seed)
+                p = ioh.get_problem(fid, instance=inst, dimension=d,
+                                    problem_class=ioh.ProblemClass.BBOB)
+                n_cma, e_cma = _until_stop("cma", p, d, seed)
+                ratios.append(n_cbo / n_cma)
+                reached += e_cbo < 1e-8
+                print(f"  d={d:<2} f{fid:<2} i{inst:<3}  | {n_cbo:>8} {e_cbo:9.1e}       | "
+                      f"{n_cma:>7} {e_cma:9.1e}  | {n_cbo / n_cma:5.2f}", flush=True)
+    r = np.asarray(ratios)
+    print(f"# minimize_cbo reached 1e-8 in {reached}/{len(r)} runs; evaluations / CMA-ES's: "
+          f"median {np.median(r):.2f}, max {r.max():.2f}; within 3x in {int(np.sum(r <= 3))}"
+          f"/{len(r)}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dims", default="10")
@@ -184,10 +237,14 @@ def main(argv=None):
                     help="repeat every solver with this many seeds (counts per seed, mean)")
     ap.add_argument("--json", default=None, help="save the raw errors here")
     ap.add_argument("--plot", default=None, help="save the ECDF figure here")
+    ap.add_argument("--unimodal", action="store_true",
+                    help="evaluations to the stop on f1, f2, f8, f10, f11 vs plain CMA-ES")
     args = ap.parse_args(argv)
     pin_blas_threads(None)
     dims = [int(v) for v in args.dims.split(",")]
     insts = [int(v) for v in args.instances.split(",")]
+    if args.unimodal:
+        return unimodal_table(dims, insts)
     print(f"# BBOB f1-f24 (ioh), d = {dims}, instances {insts}, budget {args.budget} "
           f"evaluations, box [-5, 5]")
     print(f"# {'solver':<22} | solved 1e-2, median evals | solved 1e-8, median evals")

@@ -15,10 +15,22 @@
 
 A request that cannot be met raises a ``ValueError`` naming the reason; device arrays are
 never converted to numpy silently.
+
+Small inputs under ``"auto"``
+-----------------------------
+A Numba kernel costs a compilation (a fraction of a second to a few seconds) the first
+time it runs on a machine; the generic code costs nothing up front. So a backend chosen by
+``"auto"`` records it (``Backend.auto``), and a kernel table may then serve inputs below a
+declared size with the kernel's generic twin (see :mod:`solvers._lib.kernels`): a small
+first call answers at once instead of waiting for the compiler. An explicit
+``backend="numba"`` always runs the Numba kernels. :meth:`Backend.for_size` applies the
+same rule where a step hands its arrays on to another entry point, and
+:func:`backend_arg` keeps ``"auto"`` for it, so the callee decides with its own thresholds.
 """
 from dataclasses import dataclass
 import functools
 import importlib
+import importlib.util
 
 import numpy as np
 
@@ -39,11 +51,16 @@ class Backend:
         The namespace the computation runs in.
     input_xp : module
         The namespace of the user's arrays; results are returned in it.
+    auto : bool
+        True when ``backend="auto"`` chose it: kernel tables may then serve small inputs
+        with the generic twin (:meth:`for_size`). False for an explicit request (the
+        default, so ``Backend(name, xp, input_xp)`` keeps its meaning).
     """
 
     name: str
     xp: object
     input_xp: object
+    auto: bool = False
 
     @property
     def moves_data(self):
@@ -77,12 +94,27 @@ class Backend:
         if self.on_host:
             return self
         xp = _numpy_namespace()
-        return Backend("numba" if numba_available() else "generic", xp, xp)
+        return Backend("numba" if numba_available() else "generic", xp, xp, self.auto)
 
     def generic(self):
         """The generic ``xp`` code on the same namespaces (no Numba or CuPy kernels): what
-        a kernel's generic twin calls so that it stays the reference."""
+        a kernel's generic twin calls so that it stays the reference. Derived from a
+        kernel backend it is an explicit choice (``auto`` False), so :func:`backend_arg`
+        hands on ``"numpy"`` for it on numpy arrays."""
         return self if self.name == "generic" else Backend("generic", self.xp, self.input_xp)
+
+    def for_size(self, size, generic_below):
+        """This backend, or :meth:`generic` for a small input under ``"auto"``.
+
+        The rule of the kernel tables' ``generic_below`` thresholds
+        (:meth:`solvers._lib.kernels.KernelTable.get`), for a step that hands its arrays on
+        to another entry point as a whole: Numba chosen by ``"auto"`` with ``size <
+        generic_below`` gives the generic code (nothing to compile); any other backend,
+        an explicit one included, is returned unchanged.
+        """
+        if self.auto and self.name == "numba" and size < generic_below:
+            return self.generic()
+        return self
 
     def asarray(self, values, dtype=None):
         """Host values (a list, a numpy array, Python scalars) as an array of ``xp``."""
@@ -125,11 +157,16 @@ def gpu_available():
 
 @functools.cache
 def numba_available():
-    """Whether numba imports (it is a dependency, but a broken install should degrade)."""
+    """Whether numba is installed (a dependency, but an install without it degrades to the
+    generic code).
+
+    Found, not imported: importing numba costs a quarter of a second, and a small first
+    call under ``"auto"`` may need none of it (the kernel tables import it with the first
+    kernel that runs).
+    """
     try:
-        importlib.import_module("numba")
-        return True
-    except Exception:
+        return importlib.util.find_spec("numba") is not None
+    except (ImportError, ValueError):
         return False
 
 
@@ -170,10 +207,10 @@ def resolve_backend(backend, xp):
     on_cupy = is_cupy_namespace(xp)
     if backend == "auto":
         if on_numpy:
-            return Backend("numba" if numba_available() else "generic", xp, xp)
+            return Backend("numba" if numba_available() else "generic", xp, xp, auto=True)
         if on_cupy:
-            return Backend("cupy", xp, xp)
-        return Backend("generic", xp, xp)
+            return Backend("cupy", xp, xp, auto=True)
+        return Backend("generic", xp, xp, auto=True)
     if backend == "numpy":
         if not on_numpy:
             raise ValueError(
@@ -204,7 +241,13 @@ def resolve_backend(backend, xp):
 
 def backend_arg(be):
     """The ``backend=`` string that selects the resolved backend ``be`` again for arrays of
-    ``be.xp`` (to hand on to another entry point, e.g. ``logsumexp(..., backend=...)``)."""
+    ``be.xp`` (to hand on to another entry point, e.g. ``logsumexp(..., backend=...)``).
+
+    ``"auto"`` for a backend ``"auto"`` chose (it resolves to the same kernels there, and
+    lets the callee serve small inputs without compiling); the explicit name otherwise.
+    """
+    if be.auto and be.xp is be.input_xp:
+        return "auto"
     if be.name == "generic":
         return "numpy" if is_numpy_namespace(be.xp) else "auto"
     return be.name

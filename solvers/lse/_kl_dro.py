@@ -9,7 +9,7 @@ import math
 import numpy as np
 from scipy.optimize import minimize as scipy_minimize
 
-from .._lib.backend import resolve_backend
+from .._lib.backend import backend_arg, resolve_backend
 from .._lib.docstrings import fill_doc
 from .._lib.frames import unwrap_frame
 from .._lib.namespace import array_namespace
@@ -19,6 +19,7 @@ from .._lib.results import Status, make_result
 from .._lib.rng import check_rng
 from .._lib.validation import check_finite, promote_float16
 from ._minibatch import is_partitioned
+from ._safe_kl_kernels import PASS_GENERIC_BELOW
 from ._safe_kl_solver import (AVERAGE, BACKEND_OPTION, CALLBACK_OPTION, PROGRESS, RHO, RNG,
                               _softplus, scheduled)
 from .logsumexp import logsumexp, softmax
@@ -262,13 +263,14 @@ def kl_dro_objective(theta, X, y, *, lam, loss="squared", l2=0.0):
     return _objective(theta, X, y, cfg.lam, cfg.loss, cfg.l2, xp)
 
 
-def _objective(theta, X, y, lam, loss, l2, xp):
-    """:func:`kl_dro_objective` on validated arrays (L-BFGS evaluates this)."""
+def _objective(theta, X, y, lam, loss, l2, xp, backend="auto"):
+    """:func:`kl_dro_objective` on validated arrays (L-BFGS evaluates this); ``backend``
+    of its log-sum-exp and softmax."""
     losses, jac = _losses(theta, X, y, loss, xp)
     a = losses / lam
-    value = lam * (float(logsumexp(a)) - math.log(a.shape[0])) \
+    value = lam * (float(logsumexp(a, backend=backend)) - math.log(a.shape[0])) \
         + 0.5 * l2 * float(xp.sum(theta * theta))
-    grad = softmax(a) @ jac + l2 * theta
+    grad = softmax(a, backend=backend) @ jac + l2 * theta
     return value, grad
 
 
@@ -308,7 +310,8 @@ def kl_dro(X, y, *, lam, loss="squared", l2=0.0, method="safe-kl", x0=None, rho=
         Start (zeros by default).
     rho, batch_size, epochs, lr, average, rng, callback, progress, backend
         Passed to :func:`solvers.minimize_logsumexp` (checked, but unused, with
-        ``"lbfgs"``).
+        ``"lbfgs"``: its objective's log-sum-exp runs the Numba kernels, or the generic
+        code on fewer than 32768 rows).
     maxiter : int, optional
         Steps (overrides ``epochs``); L-BFGS iterations for ``"lbfgs"`` (default 2000).
     options : dict, optional
@@ -489,7 +492,9 @@ def _kl_dro_lbfgs(X, y, be, theta0, cfg, options):
     Xn, yn = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
     opts = {"maxiter": 2000, "gtol": 1e-10, "ftol": 1e-15}
     opts.update(options)
-    res = scipy_minimize(lambda t: _objective(t, Xn, yn, cfg.lam, cfg.loss, cfg.l2, be.xp),
+    backend = backend_arg(be.for_size(n, PASS_GENERIC_BELOW))  # small: nothing to compile
+    res = scipy_minimize(lambda t: _objective(t, Xn, yn, cfg.lam, cfg.loss, cfg.l2, be.xp,
+                                              backend),
                          np.asarray(theta0, dtype=np.float64), jac=True,
                          method="L-BFGS-B", options=opts)
     status = Status.CONVERGED if res.success else Status.MAXITER

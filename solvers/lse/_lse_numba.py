@@ -25,7 +25,15 @@ The input is viewed as ``(pre, n, post)`` with the reduced axes in the middle. `
 are walked in chunks of rows, so memory is read sequentially. Accumulation is float64 for
 every input dtype. A lane whose stable result is not finite (inf or NaN input, all ``-inf``)
 is recomputed by the naive formula, which gives SciPy's special values.
+
+Threads (Numba's; serial twins below 32k elements): the row kernel runs in parallel over
+lanes, and few long lanes are cut into segments reduced in parallel and merged in order;
+the column kernel runs in parallel over (slab, column block) tasks and finishes its lanes
+inside the task. Chunk sizes come from the L1 cache; what a thread count changes (the
+column block width, who runs which task) never changes a lane's arithmetic, so results
+have the same bits on any number of threads.
 """
+import functools
 import math
 
 import numba
@@ -35,6 +43,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from .._lib.numba_config import jit, jit_parallel, prange
+from ._cpu import cache_sizes, floor_pow2
 
 
 @intrinsic
@@ -196,28 +205,6 @@ def _row_stats(x, w, chunk):
 
 
 @jit
-def _stats_row_k(a, b, mx, m, s, chunk, k):
-    if b is None:
-        mx[k], m[k], s[k] = _row_stats(a[k], None, chunk)
-    else:
-        mx[k], m[k], s[k] = _row_stats(a[k], b[k], chunk)
-
-
-@jit_parallel
-def _stats_rows(a, b, mx, m, s, chunk):
-    """Lane statistics of every row of a C-contiguous (lanes, n) array, in parallel."""
-    for k in prange(a.shape[0]):
-        _stats_row_k(a, b, mx, m, s, chunk, k)
-
-
-@jit
-def _stats_rows_serial(a, b, mx, m, s, chunk):
-    """Serial twin of :func:`_stats_rows` for small inputs (no thread start-up)."""
-    for k in range(a.shape[0]):
-        _stats_row_k(a, b, mx, m, s, chunk, k)
-
-
-@jit
 def _cols_max(row, wrow, bm):
     """bm = max(bm, row) elementwise (weight-0 entries skipped). Indices start at 0: an
     offset index defeats LLVM's proof that it is non-negative, and with it vectorisation."""
@@ -276,42 +263,13 @@ def _col_block(a, b, p, q0, mx, m, s, rows):
             else:
                 _cols_sums(a[p, i, q0:q1], b[p, i, q0:q1], mx, sh, m, s)
 
-
-@jit
-def _stats_cols_task(a, b, mx, m, s, block, rows, task):
-    """One task of the column kernel: columns [q0, q0 + block) of slab p."""
-    post = a.shape[2]
-    nblocks = (post + block - 1) // block
-    p = task // nblocks
-    q0 = (task - p * nblocks) * block
-    q1 = min(q0 + block, post)
-    bmx = np.full(q1 - q0, -math.inf)
-    bm = np.zeros(q1 - q0)
-    bs = np.zeros(q1 - q0)
-    _col_block(a, b, p, q0, bmx, bm, bs, rows)
-    mx[p, q0:q1] = bmx
-    m[p, q0:q1] = bm
-    s[p, q0:q1] = bs
-
-
-@jit_parallel
-def _stats_cols(a, b, mx, m, s, block, rows):
-    """Lane statistics of a (pre, n, post) array, reducing the middle axis, in parallel
-    over (slab, column block) tasks."""
-    ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
-    for task in prange(ntasks):
-        _stats_cols_task(a, b, mx, m, s, block, rows, task)
-
-
-@jit
-def _stats_cols_serial(a, b, mx, m, s, block, rows):
-    """Serial twin of :func:`_stats_cols` for small inputs."""
-    ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
-    for task in range(ntasks):
-        _stats_cols_task(a, b, mx, m, s, block, rows, task)
-
-
 # --- finishing a lane ----------------------------------------------------------------------
+
+#: what a lane pass does once a lane's statistics are known (a runtime argument, so one
+#: compiled kernel serves every mode): keep them (dask partials), finish the log-sum-exp
+#: into (out, sign), or leave the (shift, denominator) of softmax / log_softmax in (mx, s)
+STATS, LSE, SOFTMAX, LOG_SOFTMAX = 0, 1, 2, 3
+
 
 @jit
 def _finish_lane(mx, m, s, return_sign):
@@ -350,39 +308,122 @@ def _naive_lane(a, b, p, q, return_sign):
 
 
 @jit
-def _finish(a, b, mx, m, s, return_sign, out, sgn):
-    pre, n, post = a.shape
-    for p in range(pre):
-        for q in range(post):
-            o, g = _finish_lane(mx[p, q], m[p, q], s[p, q], return_sign)
-            if not math.isfinite(o):
-                o, g = _naive_lane(a, b, p, q, return_sign)
-            out[p, q] = o
-            sgn[p, q] = g
+def _softmax_lane(a, mx, m, s, p, q, log):
+    """Lane (p, q)'s (shift, denominator) by SciPy's rules: softmax divides exp(a - mx) by
+    m + s (NaN for a non-finite max); log_softmax subtracts log(m) + log1p(s / m), or
+    shifts by 0 and subtracts log(sum exp(a)) when the max is not finite."""
+    if not log:
+        s[p, q] = m[p, q] + s[p, q] if math.isfinite(mx[p, q]) else math.nan
+    elif math.isfinite(mx[p, q]) and m[p, q] > 0.0:
+        s[p, q] = math.log(m[p, q]) + math.log1p(s[p, q] / m[p, q])
+    else:
+        t = 0.0
+        for i in range(a.shape[1]):
+            t += math.exp(np.float64(a[p, i, q]))
+        mx[p, q] = 0.0
+        s[p, q] = math.log(t)
+
+
+@jit
+def _finish_lanes(a, b, mx, m, s, p0, p1, q0, q1, mode, return_sign, out, sgn):
+    """Finish lanes (p0:p1, q0:q1) as ``mode`` says (one call for many lanes: a call per
+    lane, with a dozen array arguments, would cost more than the finishing itself)."""
+    if mode == STATS:
+        return
+    for p in range(p0, p1):
+        for q in range(q0, q1):
+            if mode == LSE:
+                o, g = _finish_lane(mx[p, q], m[p, q], s[p, q], return_sign)
+                if not math.isfinite(o):
+                    o, g = _naive_lane(a, b, p, q, return_sign)
+                out[p, q] = o
+                sgn[p, q] = g
+            else:
+                _softmax_lane(a, mx, m, s, p, q, mode == LOG_SOFTMAX)
+
+
+# --- lane passes: statistics, then finishing, per task -------------------------------------
+
+@jit
+def _row_task(a, b, mx, m, s, chunk, k):
+    """Statistics of lane k, row k of a C-contiguous (lanes, n) array."""
+    if b is None:
+        mx[k, 0], m[k, 0], s[k, 0] = _row_stats(a[k], None, chunk)
+    else:
+        mx[k, 0], m[k, 0], s[k, 0] = _row_stats(a[k], b[k], chunk)
+
+
+# Rows are finished in a separate serial pass (_finish_lanes over all lanes, ~20 ns a lane):
+# finishing code inside the row kernel made its statistics loop 10-15% slower on short
+# lanes (measured).
+
+@jit_parallel
+def _rows_pass(a, b, mx, m, s, chunk):
+    """Statistics of every lane of a (lanes, n) array, in parallel over lanes."""
+    for k in prange(a.shape[0]):
+        _row_task(a, b, mx, m, s, chunk, k)
+
+
+@jit
+def _rows_pass_serial(a, b, mx, m, s, chunk):
+    """Serial twin of :func:`_rows_pass` for small inputs (no thread start-up)."""
+    for k in range(a.shape[0]):
+        _row_task(a, b, mx, m, s, chunk, k)
+
+
+@jit
+def _cols_task(a, b, mx, m, s, block, rows, task, mode, return_sign, out, sgn):
+    """Columns [q0, q0 + block) of slab p of a (pre, n, post) array; ``task`` numbers the
+    (slab, column block) pairs."""
+    post = a.shape[2]
+    nblocks = (post + block - 1) // block
+    p = task // nblocks
+    q0 = (task - p * nblocks) * block
+    q1 = min(q0 + block, post)
+    bmx = np.full(q1 - q0, -math.inf)
+    bm = np.zeros(q1 - q0)
+    bs = np.zeros(q1 - q0)
+    _col_block(a, b, p, q0, bmx, bm, bs, rows)
+    mx[p, q0:q1] = bmx
+    m[p, q0:q1] = bm
+    s[p, q0:q1] = bs
+    _finish_lanes(a, b, mx, m, s, p, p + 1, q0, q1, mode, return_sign, out, sgn)
+
+
+@jit_parallel
+def _cols_pass(a, b, mx, m, s, block, rows, mode, return_sign, out, sgn):
+    """Every lane of a (pre, n, post) array, reducing the middle axis, in parallel over
+    (slab, column block) tasks. A column's result depends on ``rows`` only, never on
+    ``block``, so ``block`` may follow the thread count."""
+    ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
+    for task in prange(ntasks):
+        _cols_task(a, b, mx, m, s, block, rows, task, mode, return_sign, out, sgn)
+
+
+@jit
+def _cols_pass_serial(a, b, mx, m, s, block, rows, mode, return_sign, out, sgn):
+    """Serial twin of :func:`_cols_pass` for small inputs."""
+    ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
+    for task in range(ntasks):
+        _cols_task(a, b, mx, m, s, block, rows, task, mode, return_sign, out, sgn)
+
+
+@jit
+def _merge_stats(smx, sm, ss, mx, m, s, k):
+    """Lane k of (mx, m, s): the partials of its consecutive segments (rows of smx, sm,
+    ss) merged in order, exactly as the online pass merges chunks (NaN kept)."""
+    big, ties, rest = -math.inf, 0.0, 0.0
+    for j in range(smx.shape[0]):
+        big, ties, rest = _rescale(big, ties, rest, smx[j, 0])
+        if smx[j, 0] == big:
+            ties += sm[j, 0]
+            rest += ss[j, 0]
+        else:
+            rest += (sm[j, 0] + ss[j, 0]) * fast_exp(smx[j, 0] - big)
+    mx[k, 0], m[k, 0], s[k, 0] = big, ties, rest
 
 
 # --- softmax / log_softmax: one elementwise pass after the lane statistics -----------------
-
-@jit
-def _softmax_lanes(a, mx, m, s, log):
-    """Per lane (shift, denominator), SciPy's rules: softmax divides exp(a - mx) by
-    m + s (NaN for a non-finite max); log_softmax subtracts log(m) + log1p(s / m), or
-    shifts by 0 and subtracts log(sum exp(a)) when the max is not finite."""
-    pre, n, post = a.shape
-    for p in range(pre):
-        for q in range(post):
-            if not log:
-                s[p, q] = m[p, q] + s[p, q] if math.isfinite(mx[p, q]) else math.nan
-                continue
-            if math.isfinite(mx[p, q]) and m[p, q] > 0.0:
-                s[p, q] = math.log(m[p, q]) + math.log1p(s[p, q] / m[p, q])
-                continue
-            t = 0.0
-            for i in range(n):
-                t += math.exp(np.float64(a[p, i, q]))
-            mx[p, q] = 0.0
-            s[p, q] = math.log(t)
-
 
 @jit
 def _softmax_row(x, shift, den, log, out):
@@ -396,30 +437,34 @@ def _softmax_row(x, shift, den, log, out):
 
 
 @jit
-def _softmax_slab(a, mx, den, log, out, p):
-    """Output of slab p; the inner loop runs over contiguous memory."""
+def _softmax_task(a, mx, den, log, out, task):
+    """Output of one task over contiguous memory: lane ``task`` when the lanes are rows
+    (post == 1), else row i of slab p (task = p * n + i) across its post lanes."""
     pre, n, post = a.shape
     if post == 1:
-        _softmax_row(a[p].reshape(n), mx[p, 0], den[p, 0], log, out[p].reshape(n))
+        _softmax_row(a[task].reshape(n), mx[task, 0], den[task, 0], log,
+                     out[task].reshape(n))
         return
-    for i in range(n):
-        row = a[p, i]
-        orow = out[p, i]
-        for q in range(post):
-            z = np.float64(row[q]) - mx[p, q]
-            orow[q] = z - den[p, q] if log else fast_exp(z) / den[p, q]
+    p = task // n
+    row = a[p, task - p * n]
+    orow = out[p, task - p * n]
+    for q in range(post):
+        z = np.float64(row[q]) - mx[p, q]
+        orow[q] = z - den[p, q] if log else fast_exp(z) / den[p, q]
 
 
 @jit_parallel
 def _softmax_apply(a, mx, den, log, out):
-    for p in prange(a.shape[0]):
-        _softmax_slab(a, mx, den, log, out, p)
+    ntasks = a.shape[0] if a.shape[2] == 1 else a.shape[0] * a.shape[1]
+    for task in prange(ntasks):
+        _softmax_task(a, mx, den, log, out, task)
 
 
 @jit
 def _softmax_apply_serial(a, mx, den, log, out):
-    for p in range(a.shape[0]):
-        _softmax_slab(a, mx, den, log, out, p)
+    ntasks = a.shape[0] if a.shape[2] == 1 else a.shape[0] * a.shape[1]
+    for task in range(ntasks):
+        _softmax_task(a, mx, den, log, out, task)
 
 
 # --- python drivers ------------------------------------------------------------------------
@@ -438,28 +483,120 @@ def _as_three_axes(x, axes):
     return np.ascontiguousarray(x).reshape(pre, n, post)
 
 
-_ROW_CHUNK = 1024      # elements per online chunk along a contiguous lane (8 KiB)
-_COL_BLOCK = 512       # columns per task when reducing a strided axis
-_COL_ROWS = 16         # rows per online chunk in the column kernel (64 KiB tile)
 # Below this many elements the thread start-up costs more than it saves: serial twins run.
 _PARALLEL_MIN_SIZE = 1 << 15
+# Widest column block of one task along a strided axis; narrower when the blocks would be
+# too few to keep every thread busy (at least _TASKS_PER_THREAD each, for balance).
+_COL_BLOCK = 256
+_COL_BLOCK_MIN = 64
+_TASKS_PER_THREAD = 4
+# Fewer lanes than this, each at least two segments long, are cut into segments of
+# _SEGMENT_CHUNKS chunks (64k float64 for 1024-entry chunks), reduced in parallel and
+# merged in order, so that a full reduction uses every thread. The cut depends on the
+# sizes only, so the bits do not depend on the thread count.
+_FEW_LANES = 64
+_SEGMENT_CHUNKS = 64
 
 
-def lane_stats(a3, b3):
-    """(mx, m, s) arrays of shape (pre, post) for a (pre, n, post) array and weights."""
+@functools.cache
+def chunk_sizes():
+    """(row chunk, column rows) from the L1 data cache: a chunk of a contiguous lane is a
+    quarter of L1 (the max pass and the sums pass both read it there), and a column
+    kernel chunk of ``rows x _COL_BLOCK`` float64 is at most L1."""
+    l1, _ = cache_sizes()
+    chunk = min(max(floor_pow2(l1 // 32), 256), 8192)
+    rows = min(max(floor_pow2(l1 // (8 * _COL_BLOCK)), 4), 64)
+    return chunk, rows
+
+
+def _col_block_width(pre, post, threads):
+    """Columns per task: _COL_BLOCK, or fewer on several threads (down to _COL_BLOCK_MIN,
+    a multiple of 8) so that there are _TASKS_PER_THREAD tasks per thread."""
+    if threads == 1:
+        return _COL_BLOCK
+    per_slab = -(-_TASKS_PER_THREAD * threads // pre)
+    block = -(-post // per_slab)
+    block = -(-block // 8) * 8
+    return min(max(block, _COL_BLOCK_MIN), _COL_BLOCK)
+
+
+def _segmented(pre, n, chunk):
+    """Whether the lanes are few and long enough to be cut into segments."""
+    return pre < _FEW_LANES and n >= 2 * _SEGMENT_CHUNKS * chunk
+
+
+def _segments(x, seg):
+    """A contiguous 1-d lane as (its full segments as rows, the tail as one row)."""
+    full = x.shape[0] // seg * seg
+    return x[:full].reshape(-1, seg), x[full:].reshape(1, -1)
+
+
+def _segment_stats(a2, b2, mx, m, s, chunk):
+    """Statistics of a few long lanes: each lane's segments reduced in parallel by the row
+    kernel, its tail serially, the partials merged in order."""
+    seg = _SEGMENT_CHUNKS * chunk
+    for k in range(a2.shape[0]):
+        head, tail = _segments(a2[k], seg)
+        whead, wtail = (None, None) if b2 is None else _segments(b2[k], seg)
+        parts = head.shape[0] + (tail.shape[1] > 0)
+        smx, sm, ss = np.empty((parts, 1)), np.empty((parts, 1)), np.empty((parts, 1))
+        _rows_pass(head, whead, smx, sm, ss, chunk)
+        if tail.shape[1]:
+            full = head.shape[0]
+            _rows_pass_serial(tail, wtail, smx[full:], sm[full:], ss[full:], chunk)
+        _merge_stats(smx, sm, ss, mx, m, s, k)
+
+
+def _segment_softmax(x3, mx, den, log, out3, chunk):
+    """softmax output of a few long lanes, each lane's segments in parallel (the same
+    shift and denominator per element as the plain pass, hence the same bits)."""
+    pre, n, _ = x3.shape
+    seg = _SEGMENT_CHUNKS * chunk
+    for k in range(pre):
+        head, tail = _segments(x3[k].reshape(n), seg)
+        ohead, otail = _segments(out3[k].reshape(n), seg)
+        rows = head.shape[0]
+        _softmax_apply(head.reshape(rows, seg, 1), np.full((rows, 1), mx[k, 0]),
+                       np.full((rows, 1), den[k, 0]), log, ohead.reshape(rows, seg, 1))
+        if tail.shape[1]:
+            t = tail.shape[1]
+            _softmax_apply_serial(tail.reshape(1, t, 1), mx[k:k + 1], den[k:k + 1], log,
+                                  otail.reshape(1, t, 1))
+
+
+def _lane_pass(a3, b3, mode, return_sign=False):
+    """One pass over the lanes of a (pre, n, post) array (weights ``b3`` or None): the
+    statistics (mx, m, s) of every lane, finished as ``mode`` says; returns
+    (mx, m, s, out, sgn), ``out`` and ``sgn`` filled only for ``LSE``."""
     pre, n, post = a3.shape
     mx = np.empty((pre, post))
     m = np.empty((pre, post))
     s = np.empty((pre, post))
+    shape = (pre, post) if mode == LSE else (1, 1)
+    out, sgn = np.empty(shape), np.empty(shape)
+    # the parallel kernels run even on one thread: their compiled loops are a few per cent
+    # faster than the serial twins', whose place is below the thread start-up cost
     small = a3.size < _PARALLEL_MIN_SIZE
+    threads = 1 if small else numba.get_num_threads()
+    chunk, rows = chunk_sizes()
     if post == 1:
+        a2 = a3.reshape(pre, n)
         b2 = None if b3 is None else b3.reshape(pre, n)
-        rows = _stats_rows_serial if small else _stats_rows
-        rows(a3.reshape(pre, n), b2, mx.reshape(pre), m.reshape(pre), s.reshape(pre),
-             _ROW_CHUNK)
+        if _segmented(pre, n, chunk):
+            _segment_stats(a2, b2, mx, m, s, chunk)
+        else:
+            (_rows_pass_serial if small else _rows_pass)(a2, b2, mx, m, s, chunk)
+        _finish_lanes(a3, b3, mx, m, s, 0, pre, 0, post, mode, return_sign, out, sgn)
     else:
-        cols = _stats_cols_serial if small else _stats_cols
-        cols(a3, b3, mx, m, s, _COL_BLOCK, _COL_ROWS)
+        block = _col_block_width(pre, post, threads)
+        kernel = _cols_pass_serial if small else _cols_pass
+        kernel(a3, b3, mx, m, s, block, rows, mode, return_sign, out, sgn)
+    return mx, m, s, out, sgn
+
+
+def lane_stats(a3, b3):
+    """(mx, m, s) arrays of shape (pre, post) for a (pre, n, post) array and weights."""
+    mx, m, s, _, _ = _lane_pass(a3, b3, STATS)
     return mx, m, s
 
 
@@ -467,10 +604,7 @@ def lse_reduce(a, b, axes, return_sign, xp=None):
     """Reduce ``axes`` of numpy ``a`` (weights ``b`` or None); returns keepdims (out, sign)."""
     a3 = _as_three_axes(a, axes)
     b3 = None if b is None else _as_three_axes(b, axes)
-    mx, m, s = lane_stats(a3, b3)
-    out = np.empty(mx.shape)
-    sgn = np.empty(mx.shape)
-    _finish(a3, b3, mx, m, s, return_sign, out, sgn)
+    _, _, _, out, sgn = _lane_pass(a3, b3, LSE, return_sign)
     keep_shape = tuple(1 if i in axes else k for i, k in enumerate(a.shape))
     return (out.astype(a.dtype, copy=False).reshape(keep_shape),
             sgn.astype(a.dtype, copy=False).reshape(keep_shape))
@@ -479,11 +613,15 @@ def lse_reduce(a, b, axes, return_sign, xp=None):
 def softmax_numba(x, axes, log, xp=None):
     """softmax (or log_softmax) of numpy ``x`` over ``axes`` with SciPy's semantics."""
     x3 = _as_three_axes(x, axes)
-    mx, m, s = lane_stats(x3, None)
-    _softmax_lanes(x3, mx, m, s, log)        # s becomes the denominator (or its log)
+    # mx becomes the shift and s the denominator (or its log)
+    mx, _, den, _, _ = _lane_pass(x3, None, LOG_SOFTMAX if log else SOFTMAX)
     out3 = np.empty(x3.shape, dtype=np.float64)
-    apply = _softmax_apply_serial if x3.size < _PARALLEL_MIN_SIZE else _softmax_apply
-    apply(x3, mx, s, log, out3)
+    small = x3.size < _PARALLEL_MIN_SIZE
+    pre, n, post = x3.shape
+    if post == 1 and _segmented(pre, n, chunk_sizes()[0]):
+        _segment_softmax(x3, mx, den, log, out3, chunk_sizes()[0])
+    else:
+        (_softmax_apply_serial if small else _softmax_apply)(x3, mx, den, log, out3)
     ndim = x.ndim
     if list(axes) == list(range(axes[0], axes[-1] + 1)):
         out = out3.reshape(x.shape)

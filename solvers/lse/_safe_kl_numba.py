@@ -4,12 +4,21 @@
 accumulating in float64. ``step_terms`` computes, in one pass over a minibatch, the capped
 weights ``w = 1/(rho + exp(s - phi))``, the weighted gradient ``mean(w * jac)`` and the
 means of ``w`` and of the softplus surrogate terms.
+
+One compiled version each: ``solve_rows`` is one parallel kernel (float64, run on one
+thread for small inputs), ``step_terms`` one serial kernel per float dtype of the run
+(the dtype of ``x0``).
 """
 import math
 
 import numpy as np
 
-from .._lib.numba_config import jit, jit_parallel, prange
+from .._lib.numba_config import (jit, jit_parallel, kernel_array, kernel_float, prange,
+                                 threads_for)
+
+#: elements (R * n) from which the rows are solved on every thread: below, one parallel
+#: region costs more than it saves
+PARALLEL_WORK = 1 << 15
 
 
 @jit
@@ -99,33 +108,24 @@ def _solve_one(A, mu, has_mu, r, rho, tol, maxiter):
 
 
 @jit_parallel
-def _solve_parallel(A, mu, has_mu, rho, tol, maxiter, s_out, v_out):
+def _solve_rows(A, mu, has_mu, rho, tol, maxiter, s_out, v_out):
     for r in prange(A.shape[0]):
         s, v = _solve_one(A, mu, has_mu, r, rho, tol, maxiter)
         s_out[r] = s
         v_out[r] = v
 
 
-@jit
-def _solve_serial(A, mu, has_mu, rho, tol, maxiter, s_out, v_out):
-    for r in range(A.shape[0]):
-        s, v = _solve_one(A, mu, has_mu, r, rho, tol, maxiter)
-        s_out[r] = s
-        v_out[r] = v
-
-
 def solve_rows(A, mu, rho, tol, maxiter):
-    """Shift and surrogate value (log-mean units) for each row of float64 ``A`` (R, n)."""
-    A = np.ascontiguousarray(A, dtype=np.float64)
+    """Shift and surrogate value (log-mean units) for each row of ``A`` (R, n), computed
+    in float64 (float64 out)."""
+    A = kernel_array(A)
     has_mu = mu is not None
-    mu = np.ascontiguousarray(mu, dtype=np.float64) if has_mu else np.empty((1, 1))
+    mu = kernel_array(mu) if has_mu else np.empty((1, 1))
     R = A.shape[0]
     s_out = np.empty(R)
     v_out = np.empty(R)
-    if R > 1 and A.size >= (1 << 15):
-        _solve_parallel(A, mu, has_mu, float(rho), float(tol), int(maxiter), s_out, v_out)
-    else:
-        _solve_serial(A, mu, has_mu, float(rho), float(tol), int(maxiter), s_out, v_out)
+    with threads_for(A.size if R > 1 else 0, PARALLEL_WORK):
+        _solve_rows(A, mu, bool(has_mu), float(rho), float(tol), int(maxiter), s_out, v_out)
     return s_out, v_out
 
 
@@ -152,18 +152,14 @@ def _step_kernel(values, jac, s, rho, gx):
 def step_terms(values, jac, s, rho):
     """``(mean(w * jac, axis=0), mean(w), mean(h))`` for a minibatch (numpy in, numpy out).
 
-    An empty batch gives NaN throughout, as the generic means do.
+    An empty batch gives NaN throughout, as the generic means do. Both arrays reach the
+    kernel in one float dtype (float32 when they are single precision, else float64);
+    sums accumulate in float64.
     """
-    values = np.ascontiguousarray(values)
-    jac = np.ascontiguousarray(jac)
+    dtype = kernel_float(values, jac)
+    jac, values = kernel_array(jac, dtype), kernel_array(values, dtype)
     if values.shape[0] == 0:
-        return np.full(jac.shape[1], np.nan, dtype=jac.dtype), math.nan, math.nan
+        return np.full(jac.shape[1], np.nan, dtype=dtype), math.nan, math.nan
     gx = np.empty(jac.shape[1], dtype=np.float64)
     mean_w, mean_h = _step_kernel(values, jac, float(s), float(rho), gx)
-    return gx.astype(jac.dtype, copy=False), mean_w, mean_h
-
-
-def scatter_add(v, idx, vals):
-    """``v[idx] += vals`` in place, repeated indices accumulated; returns ``v``."""
-    np.add.at(v, idx, vals)
-    return v
+    return gx.astype(dtype, copy=False), mean_w, mean_h

@@ -45,7 +45,7 @@ from .._lib.optim import Adam
 from .._lib.params import (BACKEND, CALLBACK, FLAG, PROBABILITY, SEED, Constraint, Param,
                            Real)
 from .._lib.results import Status, call_callback, make_result
-from ._safe_kl_kernels import KERNELS
+from ._safe_kl_kernels import KERNELS, PASS_GENERIC_BELOW
 from .logsumexp import logsumexp, logsumexp_merge, logsumexp_partial, softmax
 
 #: steps between the loop's host synchronisations (the non-finite check)
@@ -206,7 +206,8 @@ def surrogate_rows(A, mu, rho, be, tol=None, maxiter=100):
     xp = be.xp
     if tol is None:
         tol = math.sqrt(float(xp.finfo(A.dtype).eps))
-    solve = KERNELS.get("solve_rows", be, generic=functools.partial(solve_rows_generic, be=be))
+    solve = KERNELS.get("solve_rows", be, generic=functools.partial(solve_rows_generic, be=be),
+                        size=A.shape[0] * A.shape[1])
     s, value = solve(A, mu, rho, tol, maxiter)
     return xp.astype(s, A.dtype, copy=False), xp.astype(value, A.dtype, copy=False)
 
@@ -249,6 +250,10 @@ class Plan:
     ----------
     be : Backend
         The resolved backend.
+    step_be : Backend
+        The backend of the minibatch steps: ``be``, or the generic code when ``"auto"``
+        chose Numba for a run too short to pay for compiling the step kernel (the
+        ``step_terms`` threshold, over ``maxiter * batch_size`` terms).
     epoch_terms : int
         Terms per epoch (``n``; for a sampler ``epoch_size`` or ``batch_size``).
     avg_start : int or None
@@ -260,6 +265,7 @@ class Plan:
     """
 
     be: object
+    step_be: object
     epoch_terms: int
     avg_start: object
     record_every: int
@@ -330,8 +336,8 @@ def _update(st, k, cfg, plan, values, jac, rho_k, lr_k):
     """The estimator and optimizer part of :func:`step`."""
     xp = plan.be.xp
     if st.s is None and cfg.estimator == "safe-kl":
-        st.s = init_shift(values, rho_k, plan.be, st.x.dtype)
-    gx, gs, fun_k = estimator_step(values, jac, st.s, rho_k, cfg.estimator, plan.be)
+        st.s = init_shift(values, rho_k, plan.step_be, st.x.dtype)
+    gx, gs, fun_k = estimator_step(values, jac, st.s, rho_k, cfg.estimator, plan.step_be)
     params, grads = ([st.x, st.s], [gx, gs]) if gs is not None else ([st.x], [gx])
     if cfg.optimizer == "adam":
         if st.adam is None:
@@ -413,6 +419,7 @@ def diagnostics(cfg, be, x, source, rho):
     parts = [_evaluate(cfg.phi, x, batch, xp)[0] for batch in chunks]
     v = xp.concat(parts) if len(parts) > 1 else parts[0]
     N = v.shape[0]
+    be = be.for_size(N, PASS_GENERIC_BELOW)  # a small pass under "auto" compiles nothing
     backend = backend_arg(be)
     logN = math.log(N)
     F = to_float(logsumexp(v, backend=backend)) - logN

@@ -12,17 +12,20 @@ one (Blanchard, Higham & Higham 2021), and matches :func:`scipy.special.logsumex
 """
 import numpy as np
 
-from .._lib.namespace import array_namespace, is_numpy_namespace
+from .._lib.namespace import array_namespace
 from .._lib.backend import resolve_backend
 from .._lib.validation import as_float_array, check_axis
+from ._core_options import (LOG_SOFTMAX_OPTIONS, LSE_OPTIONS, MERGE_OPTIONS, PARTIAL_OPTIONS,
+                            SOFTMAX_OPTIONS, validated)
 from ._lse_kernels import join_lazy, kernel
 
 
 def _as_real(x, xp, name):
-    """``x`` as an array of ``xp``, real (complex is a TypeError); integers stay integers
-    here so that promotion against the other operand follows SciPy."""
-    x = xp.asarray(x) if not is_numpy_namespace(xp) or hasattr(x, "__array_namespace__") \
-        else np.asarray(x)
+    """``x`` as an array of ``xp`` (arrays pass as they are, lists and scalars are
+    converted), real (complex is a TypeError); integers stay integers here so that
+    promotion against the other operand follows SciPy."""
+    if not hasattr(x, "__array_namespace__"):
+        x = xp.asarray(x)
     if xp.isdtype(x.dtype, "complex floating"):
         raise TypeError(f"{name} must be real, got complex dtype {x.dtype}")
     if not xp.isdtype(x.dtype, ("real floating", "integral", "bool")):
@@ -117,15 +120,16 @@ def _prepare(a, b, xp):
 
 
 def _finish(x, xp, dtype=None):
-    """Cast back to the user's dtype (float16); numpy users get a scalar for a full
-    reduction, as from :func:`scipy.special.logsumexp`."""
+    """Cast back to the user's dtype (float16); a numpy result of a full reduction is a
+    numpy scalar, as from :func:`scipy.special.logsumexp`."""
     if dtype is not None and x.dtype != dtype:
         x = xp.astype(x, dtype)
-    if is_numpy_namespace(xp) and x.ndim == 0:
+    if isinstance(x, np.ndarray) and x.ndim == 0:
         return x[()]
     return x
 
 
+@LSE_OPTIONS.entry
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, backend="auto"):
     """Compute ``log(sum(b * exp(a)))`` stably, with SciPy's semantics.
 
@@ -180,12 +184,15 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, backen
     >>> logsumexp([1.0, 2.0], b=[1.0, -1.0], return_sign=True)
     (np.float64(1.5413248546129181), np.float64(-1.0))
     """
+    cfg = validated(LSE_OPTIONS, axis=axis, keepdims=keepdims, return_sign=return_sign,
+                    backend=backend)
     a, b = join_lazy(a, b)
     xp = array_namespace(a, b)
-    be = resolve_backend(backend, xp)
+    be = resolve_backend(cfg.backend, xp)
     a, b = be.to_device(a), be.to_device(b)
     a, b, dtype = _prepare_typed(a, b, be.xp)
     axes = check_axis(axis, a.ndim)
+    keepdims, return_sign = cfg.keepdims, cfg.return_sign
     if a.size == 0 or any(a.shape[ax] == 0 for ax in axes):
         shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape))
         out = be.xp.full(shape, -be.xp.inf, dtype=a.dtype, device=_device(a))
@@ -212,6 +219,7 @@ def _shifted(x, axis, xp):
     return x - x_max
 
 
+@LOG_SOFTMAX_OPTIONS.entry
 def log_softmax(x, axis=None, *, backend="auto"):
     """Logarithm of :func:`softmax`: ``(x - max) - log(sum(exp(x - max)))``.
 
@@ -254,6 +262,7 @@ def log_softmax(x, axis=None, *, backend="auto"):
     return _softmax_any(x, axis, True, backend)
 
 
+@SOFTMAX_OPTIONS.entry
 def softmax(x, axis=None, *, backend="auto"):
     """Gibbs weights ``exp(x) / sum(exp(x))`` along ``axis``, computed after a max shift.
 
@@ -309,8 +318,10 @@ def _softmax_generic(x, axes, log, xp):
 
 def _softmax_any(x, axis, log, backend):
     """softmax / log_softmax through the kernel table (SciPy's semantics)."""
+    cfg = validated(LOG_SOFTMAX_OPTIONS if log else SOFTMAX_OPTIONS, axis=axis,
+                    backend=backend)
     xp = array_namespace(x)
-    be = resolve_backend(backend, xp)
+    be = resolve_backend(cfg.backend, xp)
     x = _as_real(be.to_device(x), be.xp, "x")
     dtype = _float_dtype(be.xp, x)
     x = be.xp.astype(x, _compute_dtype(dtype, be.xp), copy=False)
@@ -324,6 +335,7 @@ def _softmax_any(x, axis, log, backend):
     return be.to_input(out)
 
 
+@PARTIAL_OPTIONS.entry
 def logsumexp_partial(a, axis=None, *, xp=None):
     """Exact partial of a log-sum-exp: ``(m, s)`` with ``m = max a`` and ``s = sum exp(a - m)``.
 
@@ -369,6 +381,7 @@ def logsumexp_partial(a, axis=None, *, xp=None):
     >>> float(m), float(s)
     (0.0, 2.0)
     """
+    validated(PARTIAL_OPTIONS, axis=axis)
     xp = array_namespace(a) if xp is None else xp
     a = as_float_array(a, xp, "a")
     axes = check_axis(axis, a.ndim)
@@ -380,6 +393,7 @@ def logsumexp_partial(a, axis=None, *, xp=None):
     return _squeeze(m, axes, False, xp), _squeeze(s, axes, False, xp)
 
 
+@MERGE_OPTIONS.entry
 def logsumexp_merge(maxes, sums, axis=0):
     """Merge partials ``(m_j, s_j)`` along ``axis`` into one ``(m, s)``.
 
@@ -426,6 +440,7 @@ def logsumexp_merge(maxes, sums, axis=0):
     >>> bool(np.isclose(np.log(s) + m, logsumexp(a)))
     True
     """
+    validated(MERGE_OPTIONS, axis=axis)
     xp = array_namespace(maxes, sums)
     if xp.isdtype(xp.asarray(maxes).dtype, "bool"):
         raise TypeError("maxes must be real numbers (chunk maxima), got dtype bool")

@@ -506,7 +506,8 @@ def _configure(cfg, x0, data):
     record_every = max(1, cfg.maxiter // 100)
     steps_per_epoch = epoch_terms // cfg.batch_size if (n or cfg.epoch_size) else None
     plan = _solver.Plan(
-        be=be, epoch_terms=epoch_terms,
+        be=be, step_be=KERNELS.backend_for("step_terms", be, cfg.maxiter * cfg.batch_size),
+        epoch_terms=epoch_terms,
         avg_start=None if cfg.average is None else int(cfg.average * cfg.maxiter),
         record_every=record_every, window=max(1, steps_per_epoch or record_every))
     s = None if cfg.s0 is None else be.xp.asarray(cfg.s0, dtype=x.dtype)

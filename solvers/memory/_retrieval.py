@@ -3,6 +3,8 @@ the geometries (distances to every pattern and one Gibbs-weighted step for a blo
 queries), the batched retrieval loop, the result builder and the options of ``retrieve``.
 See the package docstring (:mod:`solvers.memory`) for the math.
 """
+import copy
+
 import numpy as np
 
 from .._lib.backend import backend_arg
@@ -28,6 +30,18 @@ def retrieve_options(tol, *queries):
 
 #: floats per (queries x patterns) block when evaluating Gibbs weights
 _BLOCK = 2 ** 22
+#: log-sum-exp terms of a whole vector-path computation (calls x queries x patterns) under
+#: which ``"auto"`` runs it on the generic code, nothing to compile: about 10 ms of generic
+#: log-sum-exps against about a second of compiling the Numba ones (the full path's
+#: threshold is the Bures kernels', :func:`solvers.transport.bures_kernels.kernel_backend`)
+VECTOR_GENERIC_BELOW = 1 << 20
+
+
+def vector_backend(be, n_queries, n_patterns, calls=1):
+    """The backend of one vector-path computation (``calls`` evaluations of ``n_queries``
+    queries against ``n_patterns`` patterns): ``be``, or the generic code for a small one
+    under ``"auto"``. Picked once and handed on to every log-sum-exp of the computation."""
+    return be.for_size(calls * n_queries * n_patterns, VECTOR_GENERIC_BELOW)
 #: relative size of off-diagonal entries below which matrices count as diagonal/commuting
 _COMMUTE_RTOL = 1e-10
 
@@ -88,6 +102,16 @@ class _FullGeometry:
         if screen is not None:
             lam = xp.linalg.eigvalsh(_bw.sym(S, xp))
             self.rS = xp.sqrt(xp.maximum(lam, xp.zeros_like(lam)))
+
+    def on(self, be):
+        """This geometry with its kernels on ``be`` (the backend one computation picked
+        with :func:`solvers.transport.bures_kernels.kernel_backend`: the generic code for
+        a small one under ``"auto"``); the stored arrays are shared."""
+        if be is self.be:
+            return self
+        other = copy.copy(self)
+        other.be = be
+        return other
 
     def scores_aux(self, state, beta=None):
         """``-W2^2`` per (query, pattern) and the query roots ``(R, R^{-1})``."""

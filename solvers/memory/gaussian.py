@@ -11,7 +11,7 @@ from ..transport import bures_kernels as _bw
 from ._dask import retrieve_dask
 from ._retrieval import (_BLOCK, _COMMUTE_RTOL, _FullGeometry, _VectorGeometry, _iterate,
                          _no_live_output, _offdiag_scale, _result, from_frame,
-                         retrieve_options)
+                         retrieve_options, vector_backend)
 
 __all__ = ["GaussianMemory"]
 
@@ -234,17 +234,21 @@ class GaussianMemory:
         dtype = xp.result_type(qm.dtype, qS.dtype, self.means.dtype)
         return xp.astype(qm, dtype), xp.astype(qS, dtype), single
 
-    def _state(self, qm, qS):
-        """(geometry, state, to_user) for a batch of queries."""
+    def _state(self, qm, qS, calls=1):
+        """(geometry, state, to_user, backend) for a batch of queries; the full geometry
+        runs its kernels on the backend picked for ``calls`` evaluations of the batch
+        (the generic code for a small computation under ``"auto"``)."""
         xp = self._be.xp
         if self.path != "full" and self._query_fits_fast_path(qS):
             lam = self._eigs_in_basis(qS)
             z = xp.concat([qm, xp.sqrt(xp.maximum(lam, xp.zeros_like(lam)))], axis=1)
-            return self._vec, (z,), self._from_vector
+            be = vector_backend(self._be, qm.shape[0], self.n_patterns, calls)
+            return self._vec, (z,), self._from_vector, be
         if self.path != "full" and self._forced_fast:
             raise ValueError(f"path={self.path!r}: the query covariances are not diagonal "
                              "in the patterns' eigenbasis; use path='auto' or 'full'")
-        return self._full, (qm, qS), (lambda st: st)
+        be = _bw.kernel_backend(self._be, qm.shape[0], self.n_patterns, self.dim, calls)
+        return self._full.on(be), (qm, qS), (lambda st: st), be
 
     def _from_vector(self, state):
         xp = self._be.xp
@@ -283,7 +287,7 @@ class GaussianMemory:
         [0.0, 11.0]
         """
         qm, qS, single = self._queries(means, covs, QUERY_OPTIONS["distances"])
-        geom, state, _ = self._state(qm, qS)
+        geom, state, _, _ = self._state(qm, qS)
         return self._out(-geom.scores(state), single)
 
     @QUERY_OPTIONS["energy"].entry
@@ -306,9 +310,9 @@ class GaussianMemory:
         -1.67e-05
         """
         qm, qS, single = self._queries(means, covs, QUERY_OPTIONS["energy"])
-        geom, state, _ = self._state(qm, qS)
+        geom, state, _, be = self._state(qm, qS)
         s = geom.scores(state)
-        E = -logsumexp(self.beta * s, axis=1, backend=backend_arg(self._be)) / self.beta
+        E = -logsumexp(self.beta * s, axis=1, backend=backend_arg(be)) / self.beta
         return self._out(E, single)
 
     @QUERY_OPTIONS["weights"].entry
@@ -331,8 +335,9 @@ class GaussianMemory:
         [0.999983, 1.7e-05]
         """
         qm, qS, single = self._queries(means, covs, QUERY_OPTIONS["weights"])
-        geom, state, _ = self._state(qm, qS)
-        return self._out(softmax(self.beta * geom.scores(state), axis=1), single)
+        geom, state, _, be = self._state(qm, qS)
+        return self._out(softmax(self.beta * geom.scores(state), axis=1,
+                                 backend=backend_arg(be)), single)
 
     @QUERY_OPTIONS["nearest"].entry
     def nearest(self, means, covs):
@@ -354,7 +359,7 @@ class GaussianMemory:
         1
         """
         qm, qS, single = self._queries(means, covs, QUERY_OPTIONS["nearest"])
-        geom, state, _ = self._state(qm, qS)
+        geom, state, _, _ = self._state(qm, qS)
         idx = self._be.xp.argmax(geom.scores(state), axis=1)
         return self._out(idx, single)
 
@@ -388,9 +393,10 @@ class GaussianMemory:
         (True, True)
         """
         qm, qS, single = self._queries(means, covs, QUERY_OPTIONS["step"])
-        geom, state, to_user = self._state(qm, qS)
+        geom, state, to_user, be = self._state(qm, qS)
         s, aux = geom.scores_aux(state, self.beta)
-        new, _ = geom.step(state, softmax(self.beta * s, axis=1), aux)
+        new, _ = geom.step(state, softmax(self.beta * s, axis=1, backend=backend_arg(be)),
+                           aux)
         m, S = to_user(new)
         return self._out(m, single), self._out(S, single)
 
@@ -460,15 +466,15 @@ class GaussianMemory:
             return retrieve_dask(payload, (means, covs), maxiter=maxiter, tol=tol,
                                  dtype=np.result_type(means.dtype, self.means.dtype))
         qm, qS, single = self._queries(means, covs, RETRIEVE_OPTIONS)
-        geom, state, to_user = self._state(qm, qS)
+        geom, state, to_user, be = self._state(qm, qS, calls=maxiter + 1)
+        full = geom is not self._vec
         state, nit, conv, index, trace, status, message = _iterate(
-            geom, state, self.beta, maxiter, tol, self._be, callback=callback,
+            geom, state, self.beta, maxiter, tol, be, callback=callback,
             progress=progress, n_patterns=self.n_patterns,
-            block=_BLOCK if geom is not self._full else max(
-                1, _BLOCK // (self.dim * self.dim)),
+            block=max(1, _BLOCK // (self.dim * self.dim)) if full else _BLOCK,
             to_user=to_user)
         m, S = to_user(state)
-        path = self.path if geom is self._vec else "full"
+        path = "full" if full else self.path
         return _result(self._be, single, status, message, nit, conv, index, trace,
                        self.feature_names, means=m, covs=S, path=path)
 

@@ -8,7 +8,7 @@ from .._lib.params import BACKEND, POSITIVE, Array, Choice, Options, Param
 from ..lse import logsumexp, softmax
 from ._dask import retrieve_dask
 from ._retrieval import (_VectorGeometry, _iterate, _no_live_output, _result, from_frame,
-                         retrieve_options)
+                         retrieve_options, vector_backend)
 
 __all__ = ["VectorMemory"]
 
@@ -166,7 +166,8 @@ class VectorMemory:
         14.901388
         """
         s, x, single = self._scores(x, QUERY_OPTIONS["energy"])
-        E = -logsumexp(self.beta * s, axis=1, backend=backend_arg(self._be)) / self.beta
+        be = vector_backend(self._be, s.shape[0], self.n_patterns)
+        E = -logsumexp(self.beta * s, axis=1, backend=backend_arg(be)) / self.beta
         off = self._geom.energy_offset((x,))
         E = E if off is None else E + off
         return self._be.to_input(E[0] if single else E)
@@ -191,7 +192,8 @@ class VectorMemory:
         [1.0, 0.0, 0.0]
         """
         s, _, single = self._scores(x, QUERY_OPTIONS["weights"])
-        p = softmax(self.beta * s, axis=1)
+        be = vector_backend(self._be, s.shape[0], self.n_patterns)
+        p = softmax(self.beta * s, axis=1, backend=backend_arg(be))
         return self._be.to_input(p[0, ...] if single else p)
 
     @QUERY_OPTIONS["step"].entry
@@ -214,7 +216,8 @@ class VectorMemory:
         [4.0, 0.0, 0.0]
         """
         s, x, single = self._scores(x, QUERY_OPTIONS["step"])
-        (z,), _ = self._geom.step((x,), softmax(self.beta * s, axis=1))
+        be = vector_backend(self._be, s.shape[0], self.n_patterns)
+        (z,), _ = self._geom.step((x,), softmax(self.beta * s, axis=1, backend=backend_arg(be)))
         return self._be.to_input(z[0, ...] if single else z)
 
     @RETRIEVE_OPTIONS.entry
@@ -273,8 +276,9 @@ class VectorMemory:
             return retrieve_dask(payload, (x,), maxiter=maxiter, tol=tol,
                                  dtype=np.result_type(x.dtype, self.patterns.dtype))
         x, single = self._queries(x, RETRIEVE_OPTIONS)
+        be = vector_backend(self._be, x.shape[0], self.n_patterns, calls=maxiter + 1)
         state, nit, conv, index, trace, status, message = _iterate(
-            self._geom, (x,), self.beta, maxiter, tol, self._be, callback=callback,
+            self._geom, (x,), self.beta, maxiter, tol, be, callback=callback,
             progress=progress, n_patterns=self.n_patterns)
         return _result(self._be, single, status, message, nit, conv, index, trace,
                        self.feature_names, x=state[0])

@@ -1,6 +1,6 @@
 """CuPy kernel of CBO (imported lazily, only when ``backend`` resolves to cupy).
 
-:func:`move` is the twin of the generic ``cbo._move_xp``: the particle update
+:func:`move` is the twin of the generic ``_cbo_generic.move``: the particle update
 ``X - lam dt (X - c) + sigma sqrt(dt) D xi`` plus ``|X - c|`` in one ``ElementwiseKernel``
 (anisotropic), or a norm reduction and one ``ElementwiseKernel`` (isotropic), then a max
 reduction for the spread. Everything else runs as generic ``xp`` code on cupy arrays.

@@ -7,14 +7,15 @@ re-imported in a child (the guard is missing) fails fast with a message instead 
 respawning workers forever.
 """
 import multiprocessing
+import numbers
 
 import numpy as np
 
-from .._lib.namespace import is_numpy_namespace
+from .._lib.host import to_host
 from .._lib.parallel import check_workers, collect
 from .._lib.validation import check_int
 
-__all__ = ["Evaluator", "Objective", "check_cbo_workers", "make_pool"]
+__all__ = ["Evaluator", "Objective", "check_cbo_workers", "make_pool", "real_scalar"]
 
 
 class Objective:
@@ -62,20 +63,16 @@ def parse_workers(workers):
 class Evaluator:
     """Evaluates a (K, d) population: vectorized, serially, or through a map-like."""
 
-    def __init__(self, fun, args, vectorized, workers, xp, dtype):
+    def __init__(self, fun, args, vectorized, workers, be, dtype):
         self.obj = Objective(fun, args)
         self.vectorized = vectorized
-        self.xp = xp
+        self.be, self.xp = be, be.xp
         self.dtype = dtype
         self.pool = None
         self.map, n = parse_workers(workers)
         if self.map is None:
             self.pool = make_pool(n)
             self.map = self.pool.map
-        self.parallel = self.map is not map
-        if vectorized and self.parallel:
-            raise ValueError("use either vectorized=True or workers, not both: a vectorized "
-                             "objective is evaluated in one call per step")
 
     def close(self):
         if self.pool is not None:
@@ -86,12 +83,16 @@ class Evaluator:
     def _vectorized(self, X):
         xp, K = self.xp, X.shape[0]
         out = self.obj(X.T)
-        if is_numpy_namespace(xp):
-            out = np.asarray(out, dtype=self.dtype)
-        else:
-            if not hasattr(out, "__array_namespace__"):
-                out = xp.asarray(np.asarray(out, dtype=np.float64).tolist())
+        if hasattr(out, "__array_namespace__") and not isinstance(out, np.ndarray):
+            if not xp.isdtype(out.dtype, ("real floating", "integral", "bool")):
+                raise TypeError(_VECTOR_TYPE.format(f"dtype {out.dtype}"))
             out = xp.astype(xp.asarray(out), self.dtype)
+        else:
+            host = np.asarray(out)
+            if host.dtype.kind not in "biuf":
+                raise TypeError(_VECTOR_TYPE.format(f"dtype {host.dtype}"))
+            out = host.astype(self.dtype) if self.be.on_host else \
+                xp.asarray(host.astype(np.float64).tolist(), dtype=self.dtype)
         if tuple(out.shape) != (K,):
             raise ValueError(f"a vectorized fun must map x of shape (d, S) to shape (S,); "
                              f"got shape {tuple(out.shape)} for S = {K}")
@@ -102,11 +103,26 @@ class Evaluator:
             return self._vectorized(X)
         rows = [X[i, :] for i in range(X.shape[0])]
         results = collect(self.map, self.obj, rows)  # dask futures: one round trip
-        try:
-            values = [float(v) for v in results]
-        except (TypeError, ValueError):
-            raise TypeError("fun must return a real scalar (use vectorized=True for an "
-                            "objective that takes the whole population)") from None
-        if is_numpy_namespace(self.xp):
-            return np.asarray(values, dtype=self.dtype)
-        return self.xp.asarray(values, dtype=self.dtype)
+        return self.be.asarray([real_scalar(v) for v in results], dtype=self.dtype)
+
+
+_VECTOR_TYPE = "a vectorized fun must return real numbers of shape (S,), got {}"
+
+
+def real_scalar(value):
+    """``value`` as a float if it is a real number (or a one-element real array).
+
+    Raises
+    ------
+    TypeError
+        Strings, complex numbers, None, arrays of several values or of another dtype:
+        ``float()`` would accept ``"1.0"`` and mask a bug in the objective.
+    """
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, (np.ndarray, np.generic)) or hasattr(value, "__array_namespace__"):
+        host = np.asarray(to_host(value))
+        if host.size == 1 and host.dtype.kind in "biuf":
+            return float(host.reshape(()))
+    raise TypeError(f"fun must return a real scalar, got {type(value).__name__} {value!r:.60}"
+                    " (use vectorized=True for an objective that takes the whole population)")

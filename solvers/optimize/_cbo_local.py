@@ -11,13 +11,17 @@ covariance starts do), moves the mean to their consensus and adapts ``C`` and ``
    w = \mathrm{softmax}(-\alpha f(x)),\qquad
    m \leftarrow \textstyle\sum_i w_i x_i,
 
-   C \leftarrow (1 - c_1 - c_\mu)\,C + c_1\,p_c p_c^\top
-                + c_\mu \textstyle\sum_i w_i\,y_i y_i^\top,\qquad
+   C \leftarrow (1 - c_1 - c_\mu \textstyle\sum_i w_i^{\pm})\,C + c_1\,p_c p_c^\top
+                + c_\mu \textstyle\sum_i w_i^{\pm}\,y_i y_i^\top,\qquad
    s \leftarrow s\,\exp\!\Big(\frac{c_\sigma}{d_\sigma}
                 \big(\tfrac{\lVert p_\sigma\rVert}{E\lVert N(0, I)\rVert} - 1\big)\Big),
 
 with the evolution paths :math:`p_c` and :math:`p_\sigma` and the learning rates of
-Hansen's CMA-ES tutorial (the consensus replaces the recombination of the ``mu`` best).
+Hansen's CMA-ES tutorial (the consensus replaces the recombination of the ``mu`` best);
+the weights :math:`w_i^{\pm}` of the covariance update are the Gibbs weights plus active
+CMA-ES's negative weights on the worse half (by rank, on the drawn directions, scaled by
+``d / |z_i|^2``), which speed up learning an ill-conditioned shape (discus d = 10: 3 800
+evaluations instead of 6 600 from a random start).
 This is the covariance noise with memory: the consensus-based sampling step
 ``x ~ N(c, Sigma_w)`` re-estimates ``Sigma_w`` from scratch from the swarm every step and
 needs ``N > d`` particles, while the run here keeps ``C`` across generations, so a small
@@ -28,8 +32,10 @@ covariance ``A^{-1} C A^{-T}`` (the square roots come from eigendecompositions, 
 the covariance starts it is not the mapped run draw for draw). Finite differences
 (L-BFGS-B) stall near ``1e-6`` on such valleys; this run does not.
 
-Points leaving the box are reflected back (every evaluated point is feasible) and the
-update uses the reflected points.
+Points leaving the box are repaired by the caller's ``reflect`` (CBO's refinement projects
+them onto the box: every evaluated point is feasible, and a minimum on a face is reached)
+and the mean and positive updates use the repaired points. The run ends by CMA-ES's rules
+(see :data:`LOCAL_FTOL`) or when ``budget`` is spent.
 
 References
 ----------
@@ -45,9 +51,14 @@ __all__ = ["local_run", "swarm_covariance"]
 
 #: effective sample size of the Gibbs weights, as a share of the population
 LOCAL_ESS = 0.3
-#: the run ends when its best has not improved (relative 1e-12) over this many
-#: generations, in units of 10 + 30 d / lam, or when the step fell below 1e-13 (relative)
-LOCAL_PATIENCE = 1
+#: the stopping rules of the run (CMA-ES's, as in pycma): ``tolfun`` (the generations' best
+#: values over the last 10 + 30 d / lam generations and the current population's values
+#: agree within ``LOCAL_FTOL * (1 + |f|)``), stagnation (over the last
+#: 100 + 100 d^1.5 / lam generations, the median value of the last fifth is no better than
+#: that of the first fifth) and ``tolx`` (the step fell below 1e-13 of the scale of the
+#: mean)
+LOCAL_FTOL = 1e-12
+ACTIVE = True
 
 
 def swarm_covariance(P, W, C):
@@ -67,6 +78,22 @@ def _parameters(d, lam):
     return mu_eff, c_s, d_s, c_c, c_1, c_mu, chi
 
 
+def _negative_weights(d, lam, mu_eff, c_1, c_mu):
+    """Active CMA-ES's negative recombination weights by rank (zero for the better half):
+    ``ln((lam + 1) / 2) - ln i`` for the worse half, scaled as in Hansen's tutorial so
+    that the covariance stays positive definite."""
+    ranks = np.arange(1, lam + 1)
+    raw = math.log((lam + 1) / 2.0) - np.log(ranks)
+    neg = np.minimum(raw, 0.0)
+    total = -float(np.sum(neg))
+    if total <= 0:
+        return np.zeros(lam)
+    mu_neg = total ** 2 / float(np.sum(neg * neg))
+    alpha = min(1.0 + c_1 / c_mu, 1.0 + 2.0 * mu_neg / (mu_eff + 2.0),
+                (1.0 - c_1 - c_mu) / (d * c_mu))
+    return alpha * neg / total
+
+
 def _start_covariance(cov, d):
     """(C normalised to mean variance 1, the rms spread) from a swarm covariance."""
     if cov is None or not np.all(np.isfinite(cov)):
@@ -78,7 +105,8 @@ def _start_covariance(cov, d):
     return cov / tr + 1e-10 * np.eye(d), math.sqrt(tr)
 
 
-def local_run(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect):
+def local_run(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect, cap_step=True,
+              lam=None):
     """Run the local covariance search; returns ``(x, f, nfev)``, the best point seen.
 
     ``fb``: host batch objective ((k, d) -> (k,)); ``weights``: Gibbs weights of a host
@@ -86,20 +114,26 @@ def local_run(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect):
     ``cov``: a swarm covariance (``C`` is it scaled to mean variance 1) or None (then
     ``C = I``); ``step``: the start step ``s``, capped by the swarm's rms spread (the
     cumulative step-size rule grows a small step within a few generations, while a large
-    one costs many to shrink); ``lb``, ``ub``: host bounds or None; ``normal(shape)``: host
-    standard normal draws; ``reflect(X)``: points into the box. At most ``budget``
+    one costs many to shrink; ``cap_step=False`` keeps ``step``, for a run from a new start
+    point); ``lam``: points per generation (default ``4 + 3 ln d``); ``lb``, ``ub``: host
+    bounds or None; ``normal(shape)``: host standard normal
+    draws; ``reflect(X)``: points into the box. At most ``budget``
     evaluations; the run also ends when its best stalls (:data:`LOCAL_PATIENCE`) or its
     step falls below 1e-13 of the scale of ``m``.
     """
     d = x.shape[0]
-    lam = 4 + int(3 * math.log(d))
+    lam = 4 + int(3 * math.log(d)) if lam is None else int(lam)
     mu_eff, c_s, d_s, c_c, c_1, c_mu, chi = _parameters(d, lam)
     C, spread = _start_covariance(cov, d)
-    s = step if spread is None else min(spread, step)
+    s = step if spread is None or not cap_step else min(spread, step)
     m, best_x, best_f = np.array(x, dtype=np.float64), np.array(x, dtype=np.float64), fx
     p_s, p_c = np.zeros(d), np.zeros(d)
-    patience = max(1, int(LOCAL_PATIENCE * (10 + math.ceil(30 * d / lam))))
-    history, nfev, g = [], 0, 0
+    neg_by_rank = _negative_weights(d, lam, mu_eff, c_1, c_mu) if ACTIVE else np.zeros(lam)
+    # the step never grows beyond the box (a linear slope would grow it without end)
+    s_cap = math.inf if lb is None else float(np.max(np.asarray(ub) - np.asarray(lb)))
+    window = 10 + math.ceil(30 * d / lam)
+    span = int(100 + 100 * d ** 1.5 / lam)
+    bests, medians, nfev, g = [], [], 0, 0
     while nfev < budget and s > 0 and math.isfinite(s):
         vals, B = np.linalg.eigh(C)
         D = np.sqrt(np.maximum(vals, 1e-300))
@@ -126,15 +160,35 @@ def local_run(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect):
         norm_ps = float(np.linalg.norm(p_s))
         h_s = norm_ps / math.sqrt(1 - (1 - c_s) ** (2 * g)) < (1.4 + 2 / (d + 1)) * chi
         p_c = (1 - c_c) * p_c + h_s * math.sqrt(c_c * (2 - c_c) * mu_eff) * y_w
-        rank_mu = (Y * w[:, None]).T @ Y
-        C = (1 - c_1 - c_mu) * C + c_1 * (np.outer(p_c, p_c) + (not h_s) * c_c * (2 - c_c) * C) \
+        w_neg = np.empty(lam)
+        w_neg[np.argsort(F, kind="stable")] = neg_by_rank
+        # negative weights act on the drawn directions, Mahalanobis-normalised (active
+        # CMA-ES); not on the reflected points, which may lie close to the mean
+        drawn = (Z * D) @ B.T
+        w_neg = w_neg * d / np.maximum(np.sum(Z * Z, axis=1), 1e-300)
+        rank_mu = (Y * w[:, None]).T @ Y + (drawn * w_neg[:, None]).T @ drawn
+        decay = 1 - c_1 - c_mu * (1.0 + float(np.sum(neg_by_rank)))
+        C = decay * C + c_1 * (np.outer(p_c, p_c) + (not h_s) * c_c * (2 - c_c) * C) \
             + c_mu * rank_mu
         C = 0.5 * (C + C.T)
         s *= math.exp(min(1.0, c_s / d_s * (norm_ps / chi - 1)))
-        history.append(best_f)
-        if len(history) > patience and history[-patience - 1] - best_f <= \
-                1e-12 * (1 + abs(best_f)):
-            break
-        if s * math.sqrt(float(np.max(vals))) <= 1e-13 * (1 + float(np.max(np.abs(m)))):
+        s = min(s, s_cap / math.sqrt(float(np.max(vals))))
+        bests.append(float(F[i]))
+        medians.append(float(np.median(F)))
+        if _converged(bests, medians, F, window, span, best_f) or \
+                s * math.sqrt(float(np.max(vals))) <= 1e-13 * (1 + float(np.max(np.abs(m)))):
             break
     return best_x, best_f, nfev
+
+
+def _converged(bests, medians, F, window, span, best_f):
+    """CMA-ES's ``tolfun`` and stagnation tests on the generations so far."""
+    tol = LOCAL_FTOL * (1.0 + abs(best_f))
+    if len(bests) >= window:
+        recent = bests[-window:]
+        if max(max(recent), float(np.max(F))) - min(min(recent), float(np.min(F))) <= tol:
+            return True
+    if len(medians) >= span:
+        fifth = max(1, span // 5)
+        return float(np.median(medians[-fifth:])) >= float(np.median(medians[-span:-span + fifth]))
+    return False

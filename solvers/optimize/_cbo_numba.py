@@ -1,7 +1,7 @@
-"""Numba kernels of CBO: inner operations only (the algorithm lives in :mod:`.cbo`).
+"""Numba kernels of CBO: inner operations only (the algorithm lives in :mod:`._cbo_solver`).
 
-Each public function here has the signature of its generic ``xp`` twin in :mod:`.cbo`
-(``_gibbs_weights_xp``, ``_move_xp``, ``_consensus_xp``), which is the reference it is
+Each public function here has the signature of its generic ``xp`` twin of the same name
+in :mod:`._cbo_generic` (``reflect``: :mod:`._cbo_bounds`), which is the reference it is
 tested against on NaN, +-inf, empty and float32 inputs:
 
 - :func:`gibbs_weights`: per run, the weights ``exp(-alpha (E_i - min E))`` normalised,
@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from .._lib.numba_config import jit
-from ._cbo_kernels import _LOG_ALPHA_LO, _N_BISECT
+from ._cbo_generic import LOG_ALPHA_LO, N_BISECT
 
 
 @jit
@@ -60,10 +60,10 @@ def _weights_kernel(E, mask, use_mask, alpha, ess, log_alpha_max, W, alphas, G):
                 G[i] = math.inf
         a = alpha
         if ess > 0.0 and not all_bad:
-            lo = _LOG_ALPHA_LO
+            lo = LOG_ALPHA_LO
             hi = log_alpha_max
             log_target = math.log(ess * count)
-            for _ in range(_N_BISECT):
+            for _ in range(N_BISECT):
                 mid = 0.5 * (lo + hi)
                 if _log_ess(G, math.exp(mid)) < log_target:
                     hi = mid
@@ -81,7 +81,7 @@ def _weights_kernel(E, mask, use_mask, alpha, ess, log_alpha_max, W, alphas, G):
 
 
 def gibbs_weights(E, mask, alpha, ess, alpha_max, xp):
-    """Numba twin of ``cbo._gibbs_weights_xp``: (W (M, N), alpha used)."""
+    """Numba twin of ``_cbo_generic.gibbs_weights``: (W (M, N), alpha used)."""
     E = np.ascontiguousarray(E)
     M, N = E.shape
     W = np.empty((M, N), dtype=E.dtype)
@@ -108,7 +108,7 @@ def _consensus_of(P, W, C):
 
 
 def gibbs_consensus(P, E, mask, alpha, ess, alpha_max, xp):
-    """Numba twin of ``cbo._gibbs_consensus_xp``: (W, C, alpha used)."""
+    """Numba twin of ``_cbo_generic.gibbs_consensus``: (W, C, alpha used)."""
     W, alpha_used = gibbs_weights(E, mask, alpha, ess, alpha_max, xp)
     P = np.ascontiguousarray(P)
     C = np.empty((P.shape[0], P.shape[2]), dtype=P.dtype)
@@ -141,7 +141,7 @@ def _move_kernel(X, C, xi, lam_dt, sig_sqdt, aniso, X_out, spread):
 
 
 def move(X, C, xi, lam_dt, sig_sqdt, aniso, xp):
-    """Numba twin of ``cbo._move_xp``: (moved particles, spread per run)."""
+    """Numba twin of ``_cbo_generic.move``: (moved particles, spread per run)."""
     X = np.ascontiguousarray(X)
     X_out = np.empty_like(X)
     spread = np.empty(X.shape[0], dtype=X.dtype)
@@ -151,7 +151,7 @@ def move(X, C, xi, lam_dt, sig_sqdt, aniso, xp):
 
 
 def consensus(X, E, alpha, xp):
-    """Numba twin of ``cbo._consensus_xp`` for (M, N, d) particles and (M, N) energies."""
+    """Numba twin of ``_cbo_generic.consensus`` for (M, N, d) particles and (M, N) energies."""
     E = np.where(np.isfinite(E), E, np.inf)  # NaN and +-inf: weight zero
     return gibbs_consensus(X, E, None, alpha, None, 1.0, xp)[1]
 
@@ -192,7 +192,7 @@ def reflect(X, lb, ub, xp):
 
 
 @jit
-def _track_kernel(X, F, BF, BX, best):
+def _track_kernel(X, F, BF, BX):
     M, N, d = X.shape
     n_bad = 0
     for m in range(M):
@@ -210,14 +210,12 @@ def _track_kernel(X, F, BF, BX, best):
             BF[m] = fk
             for j in range(d):
                 BX[m, j] = X[m, k, j]
-        if fk < best[m]:
-            best[m] = fk
     return n_bad
 
 
-def track_best(X, F, BF, BX, best, xp):
-    """Numba twin of ``cbo._track_best_xp``: (F cleaned, n_bad, BF, BX, best)."""
+def track_best(X, F, BF, BX, xp):
+    """Numba twin of ``_cbo_generic.track_best``: (F cleaned, n_bad, BF, BX)."""
     F = np.array(F, dtype=X.dtype)  # cleaned in place: a copy
-    BF, BX, best = BF.copy(), np.ascontiguousarray(BX).copy(), best.copy()
-    n_bad = _track_kernel(np.ascontiguousarray(X), F, BF, BX, best)
-    return F, n_bad, BF, BX, best
+    BF, BX = BF.copy(), np.ascontiguousarray(BX).copy()
+    n_bad = _track_kernel(np.ascontiguousarray(X), F, BF, BX)
+    return F, n_bad, BF, BX

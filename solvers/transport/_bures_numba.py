@@ -16,15 +16,18 @@ materialised, and:
   nonzero weight only (after a Gibbs softmax, usually a handful per query).
 
 Inputs are cast to float64 (float32 callers get float32 results back): one compiled
-signature per kernel keeps the first-call compile time down.
+signature per kernel keeps the first-call compile time down. For the same reason each
+operation is one parallel kernel (no serial twin): small batches run it on the calling
+thread alone (:func:`solvers._lib.numba_config.threads_for`).
 
 Compared against the generic Array API code in ``bures_kernels.py`` in the tests.
 """
+import contextlib
 import math
 
 import numpy as np
 
-from .._lib.numba_config import jit, jit_parallel, prange
+from .._lib.numba_config import jit, jit_parallel, kernel_array, prange, single_thread
 
 
 @jit
@@ -59,9 +62,9 @@ def _sq(a, b):
     return s
 
 
-#: pairs x d^3 below which the serial kernels run: on a busy 2-core machine a parallel
-#: region's barrier cost ~30 ms, far more than a small batch (measured 0.13 ms serial vs
-#: 35 ms parallel for 90 pairs at d = 3)
+#: pairs x d^3 below which the kernels run on the calling thread alone: on a busy 2-core
+#: machine a parallel region's barrier cost ~30 ms, far more than a small batch (measured
+#: 0.13 ms on one thread vs 35 ms parallel for 90 pairs at d = 3)
 PARALLEL_WORK = 2e6
 
 
@@ -77,13 +80,18 @@ def _spans(n, parts):
 
 
 def _c(x):
-    return np.ascontiguousarray(x, dtype=np.float64)
+    return kernel_array(x, np.float64)
 
 
 def _threads():
     import numba
 
     return numba.get_num_threads()
+
+
+def _threads_for(parallel):
+    """The thread setting of one kernel call: all threads, or the calling one alone."""
+    return contextlib.nullcontext() if parallel else single_thread()
 
 
 def cdist_full(qm, R, trq, m, S, trS, parallel=None):
@@ -122,7 +130,7 @@ def _screened_rows(qm, R, trq, rq, m, S, trS, rS, cut, out, lo, hi):
 
 
 @jit_parallel
-def _screened_parallel(qm, R, trq, rq, m, S, trS, rS, cut, out, spans):
+def _screened(qm, R, trq, rq, m, S, trS, rS, cut, out, spans):
     for k in prange(spans.shape[0] - 1):
         _screened_rows(qm, R, trq, rq, m, S, trS, rS, cut, out, spans[k], spans[k + 1])
 
@@ -137,10 +145,9 @@ def screened_cdist(qm, R, trq, rq, m, S, trS, rS, cut, parallel=None):
     Q, N, d = qm.shape[0], m.shape[0], m.shape[1]
     out = np.empty((Q, N))
     args = (_c(qm), _c(R), _c(trq), _c(rq), _c(m), _c(S), _c(trS), _c(rS), float(cut), out)
-    if Q > 1 and _use_parallel(Q * N, d, parallel):
-        _screened_parallel(*args, _spans(Q, min(Q, 4 * _threads())))
-    else:
-        _screened_rows(*args, 0, Q)
+    parallel = Q > 1 and _use_parallel(Q * N, d, parallel)
+    with _threads_for(parallel):
+        _screened(*args, _spans(Q, min(Q, 4 * _threads()) if parallel else 1))
     return out.astype(dtype, copy=False)
 
 
@@ -172,14 +179,8 @@ def _root_sum_span(R, S, W, acc, q, lo, hi):
             acc[b, a] = acc[a, b]
 
 
-@jit
-def _root_sum_serial(R, S, W, acc):
-    for q in range(W.shape[0]):
-        _root_sum_span(R, S, W, acc[q, 0], q, 0, W.shape[1])
-
-
 @jit_parallel
-def _root_sum_parallel(R, S, W, K, acc):
+def _root_sum(R, S, W, K, acc):
     Q, N = W.shape
     size = (N + K - 1) // K
     for t in prange(Q * K):
@@ -193,13 +194,12 @@ def weighted_root_sum(R, S, W, threads=None, parallel=None):
     Q, N = W.shape
     d = S.shape[-1]
     dtype = np.result_type(R, S, W)
-    n_pairs = int(np.count_nonzero(W))
-    if not _use_parallel(n_pairs, d, parallel):
-        acc = np.zeros((Q, 1, d, d))
-        _root_sum_serial(_c(R), _c(S), _c(W), acc)
-        return acc[:, 0].astype(dtype, copy=False)
-    threads = _threads() if threads is None else threads
-    K = max(1, min(N, -(-2 * threads // Q)))  # split patterns when there are few queries
+    parallel = _use_parallel(int(np.count_nonzero(W)), d, parallel)
+    K = 1
+    if parallel and Q > 0:  # split patterns when there are few queries
+        threads = _threads() if threads is None else threads
+        K = max(1, min(N, -(-2 * threads // Q)))
     acc = np.zeros((Q, K, d, d))
-    _root_sum_parallel(_c(R), _c(S), _c(W), K, acc)
-    return acc.sum(axis=1).astype(dtype, copy=False)
+    with _threads_for(parallel):
+        _root_sum(_c(R), _c(S), _c(W), K, acc)
+    return (acc[:, 0] if K == 1 else acc.sum(axis=1)).astype(dtype, copy=False)

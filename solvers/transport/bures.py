@@ -20,7 +20,8 @@ from .bures_kernels import (roots as _roots, sym as _sym, sqrt_and_inv_sqrt as _
                             sqdist_gram as _sqdist_gram, cdist_full as _cdist_full,
                             weighted_root_sum as _weighted_root_sum,
                             check_covariances as _check_covariances,
-                            generic_backend as _generic_backend)
+                            generic_backend as _generic_backend,
+                            kernel_backend as _kernel_backend)
 
 _BACKEND_DOC = "which kernels run"
 
@@ -298,7 +299,7 @@ def bures_wasserstein_cdist(query_means, query_covs, means, covs, *, diagonal=Fa
         z = xpc.concat([m, xpc.sqrt(S)], axis=1)
         D = _sqdist_gram(zq, z, xpc)
     else:
-        D = _cdist_full(qm, qS, m, S, be)
+        D = _cdist_full(qm, qS, m, S, _kernel_backend(be, qm.shape[0], m.shape[0], m.shape[1]))
     if not cfg.squared:
         D = xpc.sqrt(D)
     return be.to_input(D)
@@ -436,7 +437,7 @@ def weighted_monge_map(query_covs, covs, weights, *, backend="auto"):
     dtype = xpc.result_type(qS.dtype, S.dtype, W.dtype)
     qS, S, W = (xpc.astype(a, dtype) for a in (qS, S, W))
     R, Rinv = _sqrt_and_inv_sqrt(qS, xpc)
-    M = _weighted_root_sum(R, S, W, be)
+    M = _weighted_root_sum(R, S, W, _kernel_backend(be, *W.shape, S.shape[-1]))
     return be.to_input(_sym(Rinv @ M @ Rinv, xpc))
 
 
@@ -537,9 +538,10 @@ def bures_wasserstein_barycenter(means, covs, weights=None, *, cov_init=None, ma
                 Sb = xpc.broadcast_to(Sb, (W.shape[0], d, d))
         converged = False
         step = float("inf")
+        kbe = _kernel_backend(be, W.shape[0], N, d, calls=cfg.maxiter)
         for it in range(1, cfg.maxiter + 1):
             R, Rinv = _sqrt_and_inv_sqrt(Sb, xpc)
-            M = _weighted_root_sum(R, S, W, be)
+            M = _weighted_root_sum(R, S, W, kbe)
             # exact W2 length of the step: ||(M - S) S^{-1/2}||_F (A = Rinv M Rinv is the map)
             G = (M - Sb) @ Rinv
             rel = xpc.sqrt(xpc.sum(G * G, axis=(-2, -1)) / xpc.linalg.trace(Sb))

@@ -18,6 +18,14 @@ Numba (``_bures_numba``) and CuPy (``_bures_cupy``) twins:
     ones return the exact ``cdist_full`` (a skipped pair has a Gibbs weight below
     :math:`e^{-\\beta\\,\\mathrm{cut}}`).
 
+Small computations under ``backend="auto"`` run the generic code (nothing to compile, see
+:mod:`solvers._lib.kernels`): the three operations share the threshold
+:data:`GENERIC_BELOW` on the work ``calls x queries x patterns x d^3`` of a whole
+computation (a retrieval or a barycenter iterates, so its ``calls`` is its iteration cap),
+and :func:`kernel_backend` picks the backend once for it. The generic code is competitive
+there: the batched LAPACK calls of numpy cost about as much per pair as the kernels', which
+win by screening, by skipping zero weights and by threads, on large batches.
+
 The names here are public within the package: :mod:`solvers.memory` imports them; users
 call the functions of :mod:`solvers.transport.bures`. The generic implementations live in
 :mod:`._bures_generic` (which the CuPy twins call too).
@@ -32,16 +40,34 @@ from ._bures_generic import (BLOCK_FLOATS, cdist_full_xp, chunk_rows, roots,  # 
 
 __all__ = ["KERNELS", "sym", "tiny", "roots", "sqrt_and_inv_sqrt", "sqdist_direct",
            "sqdist_gram", "chunk_rows", "cdist_full", "weighted_root_sum", "screened_cdist",
-           "check_covariances", "check_gaussians", "generic_backend", "BLOCK_FLOATS"]
+           "check_covariances", "check_gaussians", "generic_backend", "kernel_backend",
+           "BLOCK_FLOATS", "GENERIC_BELOW"]
+
+#: work (calls x queries x patterns x d^3) under which ``"auto"`` runs the generic code:
+#: about 50 ms of generic distances (100 ms of weighted roots), against seconds of
+#: compilation for the three kernels
+GENERIC_BELOW = 1e7
 
 KERNELS = KernelTable(
     __package__,
-    cdist_full={"numba": "._bures_numba:cdist_full", "cupy": "._bures_cupy:cdist_full"},
+    cdist_full={"numba": "._bures_numba:cdist_full", "cupy": "._bures_cupy:cdist_full",
+                "generic_below": GENERIC_BELOW},
     weighted_root_sum={"numba": "._bures_numba:weighted_root_sum",
-                       "cupy": "._bures_cupy:weighted_root_sum"},
+                       "cupy": "._bures_cupy:weighted_root_sum",
+                       "generic_below": GENERIC_BELOW},
     screened_cdist={"numba": "._bures_numba:screened_cdist",
-                    "cupy": "._bures_cupy:screened_cdist"},
+                    "cupy": "._bures_cupy:screened_cdist", "generic_below": GENERIC_BELOW},
 )
+
+
+def kernel_backend(be, n_queries, n_patterns, d, calls=1):
+    """The backend the Bures kernels of one computation run on: ``be``, or the generic
+    code when ``"auto"`` chose Numba for less than :data:`GENERIC_BELOW` of work
+    (``calls`` kernel calls on ``n_queries x n_patterns`` pairs of ``d x d`` matrices).
+
+    Pick it once per computation and pass it to every kernel call (and hand it on with
+    ``backend_arg``), so one run never mixes the two."""
+    return KERNELS.backend_for("cdist_full", be, calls * n_queries * n_patterns * d ** 3)
 
 
 def generic_backend(*arrays):

@@ -1,0 +1,167 @@
+"""The end of a CBO start: its best point refined, and the probe restart.
+
+When a start of :class:`~._cbo_solver.CBOSolver` ends, :meth:`Refiner.finish` refines the
+best point of its best run until the refinement itself converges (or the budget ends),
+starting from the shape of the swarm: the local covariance run of :mod:`._cbo_local`
+(``polish=True``) or a SciPy method (``polish="L-BFGS-B"``, ...; :mod:`._polish`). The
+*probe* (:meth:`Refiner.probe`) is the restart right after the first start: a local
+covariance run from a new uniform point with the shape of the best start so far. On a
+unimodal problem it returns the first start's value and ends the run; elsewhere it is one
+more start.
+"""
+import math
+
+import numpy as np
+
+from .._lib.host import to_host, to_float
+from ._cbo_kernels import KERNELS
+from ._cbo_local import LOCAL_ESS, local_run, swarm_covariance
+from ._polish import polish as scipy_polish
+
+__all__ = ["Refiner"]
+
+#: start step of the refinement, as a share of the start box (it grows within a few
+#: generations where that is too small; a too-large start step costs many more), capped
+#: by the swarm's spread
+LOCAL_STEP = 1e-4
+#: start step of the probe, as a share of the start box
+PROBE_STEP = 0.2
+#: evaluations per dimension (+1) of the L-BFGS-B step from a point on a bound
+BOUND_POLISH = 100
+
+
+class Refiner:
+    """Refinement and probe for one solver (host side: the local run works on numpy)."""
+
+    def __init__(self, solver):
+        self.solver = solver
+        # the local run weights host numpy arrays: the solver's backend on numpy, the
+        # numpy one otherwise (cupy or another namespace)
+        self.host_weights = KERNELS.get("gibbs_weights", solver.be.host())
+        box = solver.problem.box
+        self.lb, self.ub = box if box is not None else (None, None)
+        self.shape, self.shape_value = None, math.inf  # the shape of the best start
+
+    # ---- host views of the objective and the draws
+    def _batch(self, X):
+        sv = self.solver
+        X = np.asarray(X, dtype=np.float64)
+        F = sv.evaluate(sv.be.asarray(X if sv.be.on_host else X.tolist(), dtype=sv.dtype))
+        return np.asarray(to_host(F), dtype=np.float64)
+
+    def _point(self, z):
+        return float(self._batch(np.asarray(z)[None, :])[0])
+
+    def _weights(self, F):
+        W, _ = self.host_weights(F[None, :], None, 1.0, LOCAL_ESS, 1e300, np)
+        return W[0]
+
+    def _normal(self, shape):
+        sv = self.solver
+        return np.asarray(to_host(sv.draws.normal(shape, dtype=sv.xp.float64)),
+                          dtype=np.float64)
+
+    def _clip(self, X):
+        # the local run projects its points onto the box (the swarm reflects them): a
+        # point on a face is what a bound-constrained minimum needs
+        return np.minimum(np.maximum(X, self.lb), self.ub)
+
+    def _local(self, x, fx, shape, step, budget, cap_step=True, growth=0):
+        d = x.shape[0]
+        lam = int((4 + int(3 * math.log(d))) * self.solver.cfg.popsize_factor ** growth)
+        return local_run(self._batch, self._weights, x, fx, shape, step, self.lb, self.ub,
+                         budget, self._normal, self._clip, cap_step=cap_step, lam=lam)
+
+    # ---- the end of a start
+    def finish(self, s, end):
+        """Refine the best point of start ``s`` (ended by ``end``) and fold it in."""
+        sv = self.solver
+        final = end in ("maxfev", "maxiter")
+        if s.F is None:  # the budget did not reach this start: go on with the best point
+            if final and sv.cfg.polish is not None and sv.BX is not None:
+                sv.BF, sv.BX = self._refine(sv.BF, sv.BX, self.shape, sv.left(final=True))
+            return
+        refine = sv.cfg.polish is not None and end not in ("callback", "diverged", "target")
+        shape = self._shape_of(s) if refine or sv.cfg.polish == "local" else None
+        if refine:
+            s.BF, s.BX = self._refine(s.BF, s.BX, shape, sv.left(final=final), s.growth)
+        sv.merge(s)
+        ib = int(sv.xp.argmin(s.BF))
+        value = to_float(s.BF[ib])
+        sv.answers.append((value, np.asarray(to_host(s.BX[ib, :]), dtype=np.float64)))
+        if shape is not None and value < self.shape_value:
+            self.shape, self.shape_value = shape, value
+
+    def _on_bounds(self, x):
+        """Whether a coordinate of ``x`` lies on a bound (within 1e-9 of the box)."""
+        if self.lb is None:
+            return False
+        tol = 1e-9 * (self.ub - self.lb)
+        return bool(np.any((x - self.lb <= tol) | (self.ub - x <= tol)))
+
+    def _shape_of(self, s):
+        """The swarm's shape around its consensus, best run: the Gibbs-weighted covariance
+        (covariance noise) or the diagonal of the particles' spread (diagonal noises)."""
+        ib = int(np.argmin(np.asarray(to_host(s.BF), dtype=np.float64)))
+        P = np.asarray(to_host(s.P[ib, ...]), dtype=np.float64)
+        C = np.asarray(to_host(s.C[ib, :]), dtype=np.float64)
+        if s.noise == "covariance":
+            return swarm_covariance(P, np.asarray(to_host(s.W[ib, :]), dtype=np.float64), C)
+        return np.diag(np.mean((P - C) ** 2, axis=0))
+
+    def _refine(self, BF, BX, shape, budget, growth=0):
+        """Refine the best of the per-run points ``(BF, BX)`` with at most ``budget``
+        evaluations (the local run's population grows as the swarm's did, ``growth``
+        IPOP doublings); returns the updated ``(BF, BX)``."""
+        sv, xp = self.solver, self.solver.xp
+        ib = int(xp.argmin(BF))
+        fx = to_float(BF[ib])
+        if budget <= 0 or not math.isfinite(fx):
+            return BF, BX
+        x = np.asarray(to_host(BX[ib, :]), dtype=np.float64)
+        if sv.cfg.polish == "local":
+            xn, fn = self._local_and_bounds(x, fx, shape, budget, growth)
+        else:
+            xn, fn, _ = scipy_polish(self._point, x, fx, self.lb, self.ub, budget,
+                                     sv.cfg.polish)
+        return self._put(BF, BX, ib, xn, fn)
+
+    def _local_and_bounds(self, x, fx, shape, budget, growth):
+        """The local covariance run from ``x``, then, if its answer lies on a bound, a
+        projected quasi-Newton run (L-BFGS-B): the covariance run creeps along a face,
+        L-BFGS-B moves onto it at once (a linear slope). A start point already on a bound
+        leaves a share of the budget for that step."""
+        d = x.shape[0]
+        share = min(budget // 4, BOUND_POLISH * (d + 1)) if self._on_bounds(x) else 0
+        xn, fn, used = self._local(x, fx, shape, LOCAL_STEP * self.solver.problem.scale,
+                                   budget - share, growth=growth)
+        if self._on_bounds(xn):
+            xn, fn, _ = scipy_polish(self._point, xn, fn, self.lb, self.ub,
+                                     min(budget - used, share + BOUND_POLISH * (d + 1)),
+                                     "L-BFGS-B")
+        return xn, fn
+
+    def _put(self, BF, BX, ib, x, f):
+        """``(BF, BX)`` with run ``ib`` holding the host point ``x`` (value ``f``) if
+        that is better."""
+        sv, xp = self.solver, self.solver.xp
+        if not f < to_float(BF[ib]):
+            return BF, BX
+        hit = xp.reshape(xp.arange(BF.shape[0]), (-1, 1)) == ib
+        return (xp.where(hit[:, 0], xp.asarray(f, dtype=sv.dtype), BF),
+                xp.where(hit, xp.asarray(x.tolist(), dtype=sv.dtype), BX))
+
+    # ---- the probe
+    def probe(self):
+        """A local covariance run from a new uniform start point; returns "probed" (or
+        "maxfev" when no evaluation is left for it)."""
+        sv, xp = self.solver, self.solver.xp
+        budget = sv.left()
+        if budget <= 0:
+            return "maxfev"
+        x = np.asarray(to_host(sv.start_points((1,))[0, :]), dtype=np.float64)
+        xn, fn, _ = self._local(x, math.inf, None, PROBE_STEP * sv.problem.scale,
+                                budget, cap_step=False)
+        sv.BF, sv.BX = self._put(sv.BF, sv.BX, int(xp.argmin(sv.BF)), xn, fn)
+        sv.answers.append((fn, np.asarray(xn, dtype=np.float64)))
+        return "probed"
