@@ -148,7 +148,7 @@ def score(B, E):
         tp = int(np.sum(st & se))
         f1 = 2 * tp / max(int(st.sum() + se.sum()), 1)
         rest = (np.nan, int(np.sum(st ^ se)), f1)
-    if np.any((E != 0) & (E.T != 0)):            # a CPDAG: no DAG SHD
+    if np.any((E != 0) & (E.T != 0)) or not is_dag(E):   # a CPDAG (or cyclic): no DAG SHD
         return (np.nan,) + rest
     return (count_accuracy(B, E)["shd"],) + rest
 
