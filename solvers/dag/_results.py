@@ -5,6 +5,7 @@ without importing the router that imports them.
 """
 import numpy as np
 
+from .._lib.frames import unwrap_frame
 from .._lib.host import to_host
 from .._lib.namespace import array_namespace
 from .._lib.results import OptimizeResult, make_result
@@ -58,6 +59,10 @@ class DAGResult(OptimizeResult):
         nonlinear additive mechanisms). ``cpdag.to_networkx()`` draws it.
     identified : bool
         Whether the model identifies edge directions (then ``cpdag`` is the DAG).
+    labels : list, optional
+        Node names, set when the data were a pandas DataFrame (its columns, in order):
+        ``to_networkx()`` names the nodes with them (``res.cpdag.to_networkx(res.labels)``
+        for the class).
 
     Raises
     ------
@@ -86,7 +91,11 @@ class DAGResult(OptimizeResult):
     """
 
     def to_networkx(self, labels=None):
-        """The learned graph as a ``networkx.DiGraph`` with edge ``weight`` attributes."""
+        """The learned graph as a ``networkx.DiGraph`` with edge ``weight`` attributes;
+        nodes are named by ``labels``, else by the result's ``labels`` (a DataFrame's
+        columns), else ``0..d-1``."""
+        if labels is None:
+            labels = self.get("labels")
         return to_networkx(self.W, threshold=0.0, labels=labels)
 
     def is_dag(self):
@@ -139,7 +148,8 @@ def check_data(X, name="X"):
     Parameters
     ----------
     X : array_like, shape (n, d)
-        Data (numpy, cupy or any Array API array; lists are converted).
+        Data (numpy, cupy or any Array API array; lists and pandas DataFrames are
+        converted).
     name : str
         Name used in error messages.
 
@@ -155,7 +165,7 @@ def check_data(X, name="X"):
     Raises
     ------
     TypeError
-        Non-numeric or complex data.
+        Non-numeric or complex data (a DataFrame with a non-numeric column).
     ValueError
         Wrong number of dimensions, NaN/inf, ``n < 2``, or a constant column.
 
@@ -176,6 +186,7 @@ def check_data(X, name="X"):
     ...
     ValueError: X has constant column(s) [1]; drop them before learning
     """
+    X, _ = unwrap_frame(X, name)
     xp = array_namespace(X)
     X = promote_float16(as_float_array(X, xp, name, ndim=2), xp)  # Numba takes no float16
     n, d = X.shape

@@ -5,6 +5,7 @@ Methods live in their own modules and are imported on first use (``_METHOD_MODUL
 ``import solvers.dag`` stays light. Options are checked against the method's signature:
 an unknown option is a ``TypeError`` that names the method and lists what it accepts.
 """
+from .._lib.frames import unwrap_frame
 from .._lib.router import Router
 from ._results import DAGResult, check_data
 
@@ -57,7 +58,9 @@ def learn_dag(X, method="cosmo", *, options=None, **kwargs):
     Parameters
     ----------
     X : array_like, shape (n, d)
-        n samples of d variables (numpy, cupy, or any Array API array).
+        n samples of d variables (numpy, cupy, any Array API array, or a pandas
+        DataFrame: its columns become the result's ``labels``, the node names of
+        ``to_networkx()``).
     method : {"cosmo", "dpdag"}
         ``"cosmo"``: smooth acyclic orientations (Massidda et al. 2024), see
         :func:`solvers.dag.cosmo.learn_cosmo`; ``"dpdag"``: differentiable DAG sampling
@@ -96,4 +99,8 @@ def learn_dag(X, method="cosmo", *, options=None, **kwargs):
     (True, True)
     """
     func = _ROUTER.solver(method)
-    return func(X, **_ROUTER.options(method, options, kwargs))
+    X, labels = unwrap_frame(X, "X")
+    res = func(X, **_ROUTER.options(method, options, kwargs))
+    if labels is not None:
+        res.labels = labels
+    return res
