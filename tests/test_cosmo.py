@@ -7,9 +7,10 @@ import pytest
 
 from solvers.dag import (learn_dag, simulate_data, shd, is_dag, topological_order,
                          count_accuracy, DAGResult)
-from solvers.dag.cosmo import cosmo_loss_grad, orientation, _step_xp, _plain_graph
-from solvers.dag.refine import (_local_fit_numpy, refit_parents, refine_order, order_score,
-                                _gram)
+from solvers.dag.cosmo import cosmo_loss_grad, orientation
+from solvers.dag._cosmo_train import _step_xp, plain_graph
+from solvers.dag._order_search import local_fit_xp
+from solvers.dag.refine import refit_parents, refine_order, order_score, _gram
 
 from conftest import to_numpy
 
@@ -90,17 +91,18 @@ def test_numba_kernels_match_generic_step():
         np.testing.assert_allclose(pn, pg, rtol=1e-10, atol=1e-12)
 
 
-def test_local_fit_numba_matches_numpy_and_ols():
-    from solvers.dag.refine import _fitter
+@pytest.mark.parametrize("pen", [None, 12.0])
+def test_local_fit_numba_matches_numpy_and_ols(pen):
+    from solvers.dag import _cosmo_numba as nb
 
     X, W, B = simulate_data(d=12, n=500, k=2, rng=3)
     C, n = _gram(X)
+    pen = math.log(n) if pen is None else pen
     order = topological_order(B)
-    fit_nb = _fitter("numba")
     for pos, y in enumerate(order):
         cand = order[:pos]
-        r1, p1, c1 = _local_fit_numpy(C, int(y), cand, n, 0.3, 11)
-        r2, p2, c2 = fit_nb(C, int(y), cand, n, 0.3, 11)
+        r1, p1, c1 = local_fit_xp(C, int(y), cand, n, pen, 0.3, 11)
+        r2, p2, c2 = nb.local_fit(C, int(y), cand, n, pen, 0.3, 11)
         np.testing.assert_array_equal(np.sort(p1), np.sort(p2))
         assert r1 == pytest.approx(r2, rel=1e-10)
         if len(p1):
@@ -150,11 +152,11 @@ def test_ties_in_priorities_give_a_dag():
     d = 5
     H = np.ones((d, d))
     for p in (np.zeros(d), np.array([0.0, 0.0, 1.0, 1.0, 1.0])):
-        W, order = _plain_graph(H, p, t_min=1e-3, eps=0.0, threshold=0.0)
+        W, order = plain_graph(H, p, t_min=1e-3, eps=0.0, threshold=0.0)
         assert is_dag(W)
         np.testing.assert_array_equal(order, np.argsort(p, kind="stable"))
     # eps = 0 and equal priorities: S = 1/2 both ways; only the index order survives
-    W, order = _plain_graph(H, np.zeros(d), t_min=1e-3, eps=0.0, threshold=0.0)
+    W, order = plain_graph(H, np.zeros(d), t_min=1e-3, eps=0.0, threshold=0.0)
     assert np.array_equal(W != 0, np.triu(np.ones((d, d), dtype=bool), 1))
 
 
@@ -164,11 +166,13 @@ def test_recovers_er2_d10():
     acc = count_accuracy(B, res.adjacency)
     assert acc["shd"] <= 1 and acc["tpr"] >= 0.9
     assert isinstance(res, DAGResult)
-    # raw equal-noise data: the equal-variance graph already beats one variance per node,
-    # so "auto" skips the non-equal training (5000 steps, not 2 x 5000)
-    assert res.nit == 5000 and len(res.loss_history) > 10
-    assert res.noise_variance == "equal" and set(res.bic) == {"equal", "additive"}
+    # "auto" trains both noise models (2 x 5000 steps) and keeps the lower extended BIC:
+    # equal variances on raw equal-noise data
+    assert res.nit == 10000 and len(res.loss_history) > 10
+    assert res.noise_variance == "equal" and set(res.bic) == {"equal", "nonequal", "additive"}
+    assert res.bic["equal"] < res.bic["nonequal"]
     assert res.mechanism == "linear" and res.bic["additive"] > res.bic["equal"]
+    assert "noise_variance='equal'" in res.selection and res.status == 0
     assert np.isfinite(res.fun) and res.score < 0.5 * 10 * math.log(np.var(X, axis=0).mean())
     G = res.to_networkx()
     assert G.number_of_edges() == int(res.adjacency.sum())
@@ -206,8 +210,9 @@ def test_generic_backend_on_array_api_strict(xp):
     np.testing.assert_array_equal(to_numpy(res.adjacency), ref.adjacency)
     np.testing.assert_array_equal(to_numpy(res.order), ref.order)
     np.testing.assert_allclose(to_numpy(res.W), ref.W, rtol=1e-8, atol=1e-10)
-    # numba (auto on numpy) sums in another order; Adam amplifies rounding a little
-    np.testing.assert_allclose(to_numpy(res.priorities), ref.priorities, rtol=1e-5)
+    # numba (auto on numpy) sums in another order and 200 Adam steps amplify the rounding
+    # (the step-by-step agreement is checked in test_numba_kernels_match_generic_step)
+    np.testing.assert_allclose(to_numpy(res.priorities), ref.priorities, rtol=1e-3)
 
 
 def test_float32_stays_float32():

@@ -134,7 +134,8 @@ def test_mlp_on_cosmo_is_a_clear_error():
 
 def test_mlp_support_keeps_only_parents_that_predict_held_out_rows():
     from solvers._lib.namespace import array_namespace
-    from solvers.dag.dpdag import DPDAG, _mlp_support
+    from solvers.dag.dpdag import DPDAG
+    from solvers.dag._dpdag_learn import _mlp_support
 
     xp = array_namespace(np.zeros(1))
     rng = np.random.default_rng(0)

@@ -105,7 +105,6 @@ def test_every_asv_module_times_and_tracks():
 #: tests fail on an offender not listed and on a listed file that no longer offends)
 STATUS_LITERALS_LEFT = set()
 NAMESPACE_TESTS_LEFT = {
-    "solvers/dag/_dpdag_learn.py", "solvers/dag/cosmo.py", "solvers/dag/learn.py",
 }
 
 

@@ -22,11 +22,6 @@ AREAS = ("lse", "optimize", "transport", "memory", "dag", "qubo")
 #: circle not listed here, and on a listed one that is gone, so the list only shrinks)
 KNOWN_CIRCLES = {
     "lse": [{"solvers.lse._lse_dask", "solvers.lse._lse_kernels", "solvers.lse.matmul"}],
-    "dag": [{"solvers.dag._cosmo_cupy", "solvers.dag._dag_kernels",
-             "solvers.dag._dpdag_learn", "solvers.dag._dpdag_vi", "solvers.dag._mechanism",
-             "solvers.dag.additive", "solvers.dag.cosmo", "solvers.dag.dpdag",
-             "solvers.dag.learn", "solvers.dag.refine"},
-            {"solvers.dag.simulate", "solvers.dag.simulate_nonlinear"}],
 }
 
 _TARGET = re.compile(r"""["'](\.?[A-Za-z_][\w.]*):[A-Za-z_]\w*["']""")

@@ -34,6 +34,19 @@ from benchmarks._common import pin_blas_threads  # noqa: E402
 from solvers.dag import count_accuracy, is_dag, learn_dag, simulate_data  # noqa: E402
 
 
+def _accuracy(B, E):
+    """count_accuracy's counts; a cyclic estimate (a peer's thresholded weights can have
+    one) is scored on the same definitions instead of being rejected."""
+    if is_dag(E):
+        return count_accuracy(B, E)
+    skel_t, skel_e = np.triu(B | B.T, 1), np.triu(E | E.T, 1)
+    extra, missing = int(np.sum(skel_e & ~skel_t)), int(np.sum(skel_t & ~skel_e))
+    tp, rev = int(np.sum(E & B)), int(np.sum(E & B.T & ~B))
+    pred = max(int(E.sum()), 1)
+    return {"shd": extra + missing + rev, "tpr": tp / max(int(B.sum()), 1),
+            "fdr": (pred - tp) / pred if E.sum() else 0.0}
+
+
 def run_dagma(X):
     from dagma.linear import DagmaLinear
 
@@ -68,7 +81,7 @@ def main():
     print(f"n={args.n} noise={args.noise} standardize={args.standardize} "
           f"seeds {args.first_seed}..{args.first_seed + args.seeds - 1}")
     header = (f"{'graph':>5} {'d':>4} {'method':>12} {'SHD':>6} {'TPR':>6} {'FDR':>6} "
-              f"{'sec/fit':>8} {'DAG':>4}")
+              f"{'sec/fit':>8} {'cpu/fit':>8} {'DAG':>4}")
     print(header, flush=True)
     for graph in args.graphs:
         k = int(graph[2:])
@@ -80,16 +93,17 @@ def main():
                                         noise_type=args.noise, standardize=args.standardize,
                                         rng=seed)
                 for m in methods:
-                    start = time.perf_counter()
+                    start, cpu = time.perf_counter(), time.process_time()
                     if m == "dagma":
                         W_hat = run_dagma(X)
                     elif m == "cosmo":
                         W_hat = learn_dag(X, rng=seed).W
                     else:
                         W_hat = learn_dag(X, rng=seed, refine=False).W
-                    sec = time.perf_counter() - start
-                    acc = count_accuracy(B, W_hat != 0)
+                    sec, cpu = time.perf_counter() - start, time.process_time() - cpu
+                    acc = _accuracy(B, W_hat != 0)
                     row = {"graph": graph, "d": d, "seed": seed, "method": m, "sec": sec,
+                           "cpu": cpu,
                            "dag": bool(is_dag(W_hat != 0)),
                            "standardize": args.standardize, **acc}
                     res[m].append(row)
@@ -103,12 +117,15 @@ def main():
                       f"{np.mean([x['tpr'] for x in r]):6.3f} "
                       f"{np.mean([x['fdr'] for x in r]):6.3f} "
                       f"{np.mean([x['sec'] for x in r]):8.2f} "
+                      f"{np.mean([x['cpu'] for x in r]):8.2f} "
                       f"{sum(x['dag'] for x in r)}/{len(r)}", flush=True)
             if "dagma" in res and "cosmo" in res:
                 ratio = np.mean([x["sec"] for x in res["dagma"]]) / np.mean(
                     [x["sec"] for x in res["cosmo"]])
-                print(f"{graph:>5} {d:>4} time ratio DAGMA / COSMO (refined) = {ratio:.1f}x",
-                      flush=True)
+                cpu_ratio = np.mean([x["cpu"] for x in res["dagma"]]) / np.mean(
+                    [x["cpu"] for x in res["cosmo"]])
+                print(f"{graph:>5} {d:>4} time ratio DAGMA / COSMO (refined) = {ratio:.1f}x "
+                      f"wall, {cpu_ratio:.1f}x CPU", flush=True)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)

@@ -7,7 +7,10 @@ import numpy as np
 
 from .._lib.host import to_host
 
-__all__ = ["as_real_square", "as_adjacency", "check_labels", "check_graph"]
+__all__ = ["as_real_square", "as_adjacency", "check_labels", "check_graph", "NOISE_TYPES"]
+
+#: noise distributions of the simulators (linear and nonlinear SEMs)
+NOISE_TYPES = ("gauss", "exp", "gumbel")
 
 
 def as_real_square(W, name):

@@ -1,8 +1,9 @@
 """Numba kernels for COSMO: the smooth orientation, the fused gradient + Adam step, and
-the local least-squares parent fit used by the refinement.
+the local least-squares parent fit and one-parent gain of the order search.
 
 Each mirrors a generic version (``cosmo._orient_xp``, ``cosmo._step_xp``,
-``refine._local_fit_numpy``) that the tests compare against.
+``_order_search.local_fit_xp`` / ``add_gain_xp``) that the tests compare against; the
+kernel-table entries (``_dag_kernels.py``) are the plain-Python wrappers at the end.
 """
 import math
 
@@ -97,65 +98,67 @@ def _solve_inv(A):
 
 
 @jit
-def local_fit(C, y, cand, n, w_thr, max_parents, out_parents, out_coefs):
-    """Forward selection + backward pruning of the parents of ``y`` among ``cand``.
-
-    Mirrors ``refine._local_fit_numpy``. Writes the parents and weights to the ``out``
-    arrays and returns ``(rss, count)``.
-    """
-    log_n = math.log(n)
-    cyy = C[y, y]
-    floor = 1e-12 * max(cyy, 1e-300)
+def _forward(C, y, cand, n, pen, max_parents, floor, sel):
+    """Forward selection into ``sel``; returns the count (mirrors ``_forward`` of
+    ``_order_search``: residualized covariances, one Gram-Schmidt step per parent)."""
     k = cand.shape[0]
-    rss = cyy
-    sel = np.empty(max(max_parents, 1), dtype=np.int64)
+    rss = C[y, y]
     s = 0
-    beta = np.zeros(0)
-    L = np.zeros((0, 0))
-    if k > 0 and max_parents > 0:
-        active = np.ones(k, dtype=np.bool_)
-        while s < max_parents:
-            best = -1
-            bestg = -1.0
-            for a in range(k):
-                if not active[a]:
-                    continue
-                x = cand[a]
-                cxy = C[x, y]
-                cxx = C[x, x]
-                for q in range(s):
-                    cxy -= C[x, sel[q]] * beta[q]
-                for q in range(s):
-                    acc = 0.0
-                    for r in range(s):
-                        acc += L[q, r] * C[sel[r], x]
-                    cxx -= C[x, sel[q]] * acc
-                if cxx <= 1e-10 * C[x, x]:
-                    continue
-                g = cxy * cxy / cxx
+    if k == 0 or max_parents <= 0:
+        return 0
+    active = np.ones(k, dtype=np.bool_)
+    rxy = np.empty(k)
+    rxx = np.empty(k)
+    rxx0 = np.empty(k)
+    for a in range(k):
+        rxy[a] = C[cand[a], y]
+        rxx[a] = C[cand[a], cand[a]]
+        rxx0[a] = rxx[a]
+    Z = np.zeros((min(max_parents, k), k))
+    while s < max_parents:
+        best = -1
+        bestg = -1.0
+        for a in range(k):
+            if active[a] and rxx[a] > 1e-10 * rxx0[a]:
+                g = rxy[a] * rxy[a] / rxx[a]
                 if g > bestg:
                     bestg = g
                     best = a
-            if best < 0 or bestg <= 0.0:
-                break
-            new_rss = max(rss - bestg, floor)
-            if n * math.log(rss / new_rss) <= log_n:
-                break
-            sel[s] = cand[best]
-            s += 1
-            active[best] = False
-            rss = new_rss
-            A = np.empty((s, s))
+        if best < 0 or bestg <= 0.0:
+            break
+        new_rss = max(rss - bestg, floor)
+        if n * math.log(rss / new_rss) <= pen:
+            break
+        p = cand[best]
+        sel[s] = p
+        active[best] = False
+        rss = new_rss
+        root = math.sqrt(rxx[best])
+        ry = rxy[best] / root
+        for a in range(k):
+            acc = C[cand[a], p]
             for q in range(s):
-                for r in range(s):
-                    A[q, r] = C[sel[q], sel[r]]
-            L = _solve_inv(A)
-            beta = np.zeros(s)
-            for q in range(s):
-                acc = 0.0
-                for r in range(s):
-                    acc += L[q, r] * C[sel[r], y]
-                beta[q] = acc
+                acc -= Z[q, a] * Z[q, best]
+            z = acc / root
+            Z[s, a] = z
+            rxy[a] -= z * ry
+            rxx[a] -= z * z
+        s += 1
+    return s
+
+
+@jit
+def _local_fit(C, y, cand, n, pen, w_thr, max_parents, out_parents, out_coefs):
+    """Forward selection + backward pruning of the parents of ``y`` among ``cand``.
+
+    Mirrors ``_order_search.local_fit_xp``. Writes the parents and weights to the
+    ``out`` arrays and returns ``(rss, count)``.
+    """
+    cyy = C[y, y]
+    floor = 1e-12 * max(cyy, 1e-300)
+    sel = np.empty(max(max_parents, 1), dtype=np.int64)
+    s = _forward(C, y, cand, n, pen, max_parents, floor, sel)
+    rss = cyy
     coefs = np.zeros(0)
     while s > 0:
         A = np.empty((s, s))
@@ -176,7 +179,7 @@ def local_fit(C, y, cand, n, w_thr, max_parents, out_parents, out_coefs):
         worst_drop = 0.0
         for q in range(s):
             drop = coefs[q] * coefs[q] / L[q, q]
-            bad = abs(coefs[q]) < w_thr or n * math.log((rss + drop) / rss) <= log_n
+            bad = abs(coefs[q]) < w_thr or n * math.log((rss + drop) / rss) <= pen
             if bad and (worst < 0 or drop < worst_drop):
                 worst = q
                 worst_drop = drop
@@ -198,7 +201,7 @@ def local_fit(C, y, cand, n, w_thr, max_parents, out_parents, out_coefs):
 def add_gain(C, w, v, parents, coefs):
     """Drop in residual variance of ``w`` if ``v`` joined its ``parents`` (0 if degenerate).
 
-    Mirrors ``refine._State.would_add``'s numpy arithmetic.
+    Mirrors ``_order_search.add_gain_xp``.
     """
     s = parents.shape[0]
     cxy = C[v, w]
@@ -240,3 +243,12 @@ def step(G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2, bc1, bc2, adam_eps, adam, st
     pen = grad_step(G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2, bc1, bc2, adam_eps, adam,
                     state["mH"], state["vH"], state["mp"], state["vp"], state["gp"])
     return H, p, state, pen
+
+
+def local_fit(C, y, cand, n, pen, w_thr, max_parents):
+    """The compiled local fit with the generic signature: ``(rss, parents, coefs)``."""
+    out_p = np.empty(max(max_parents, 1), dtype=np.int64)
+    out_c = np.empty(max(max_parents, 1))
+    rss, m = _local_fit(C, y, np.asarray(cand, dtype=np.int64), float(n), float(pen),
+                        float(w_thr), int(max_parents), out_p, out_c)
+    return float(rss), out_p[:m].copy(), out_c[:m].copy()

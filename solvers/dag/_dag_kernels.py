@@ -1,7 +1,10 @@
 """The DAG area's kernel table: one line per hot inner operation (see :mod:`solvers._lib.kernels`).
 
-COSMO (``cosmo.py``) asks for ``cosmo_state`` / ``cosmo_orient`` / ``cosmo_step``; the
-refinement (``refine.py``) for ``local_fit``; DP-DAG (``dpdag.py``) for ``sample_dags``.
+COSMO's training (``_cosmo_train.py``) asks for ``cosmo_state`` / ``cosmo_orient`` /
+``cosmo_step``; the order search (``refine.py``) for ``local_fit`` / ``add_gain``; DP-DAG
+(``dpdag.py``) for ``sample_dags``. Every entry is an inner operation of a kernel module
+(``_cosmo_numba``, ``_cosmo_cupy``, ``_dpdag_numba``, ``_dpdag_cupy``); none points into
+an algorithm module.
 Backends without an entry use the generic ``xp`` implementation the caller passes, which is
 also the reference every kernel is tested against.
 """
@@ -9,9 +12,10 @@ from .._lib.kernels import KernelTable
 
 KERNELS = KernelTable(
     __package__,
-    cosmo_state={"numba": "._cosmo_numba:init_state", "cupy": "._cosmo_cupy:init_state"},
+    cosmo_state={"numba": "._cosmo_numba:init_state"},
     cosmo_orient={"numba": "._cosmo_numba:orient_into", "cupy": "._cosmo_cupy:orient"},
-    cosmo_step={"numba": "._cosmo_numba:step", "cupy": "._cosmo_cupy:grad_step"},
-    local_fit={"numba": ".refine:_numba_fit"},
-    sample_dags={"numba": ".dpdag:_sample_numba", "cupy": "._dpdag_cupy:sample_dags"},
+    cosmo_step={"numba": "._cosmo_numba:step"},
+    local_fit={"numba": "._cosmo_numba:local_fit"},
+    add_gain={"numba": "._cosmo_numba:add_gain"},
+    sample_dags={"numba": "._dpdag_numba:sample_model", "cupy": "._dpdag_cupy:sample_dags"},
 )

@@ -7,6 +7,8 @@ but not the same draws as the host paths.
 """
 import cupy
 
+from .permutations import hungarian
+
 _dag_kernel = cupy.ElementwiseKernel(
     "raw int64 pos, raw T q, float32 u, int64 d", "bool a",
     """
@@ -35,8 +37,6 @@ def sample_dags(model, n, rng, be, chunk=None):
             g = -cupy.log(-cupy.log(gen.random((m, d), dtype=cupy.float64)))
             orders = cupy.argsort(-(theta[None, :] + g), axis=1)
         else:
-            from .permutations import hungarian
-
             g = -cupy.log(-cupy.log(gen.random((m, d, d), dtype=cupy.float64)))
             orders = cupy.argmax(hungarian(xp.asarray(theta[None] + g)), axis=-1)
         orders = cupy.ascontiguousarray(orders.astype(cupy.int64))

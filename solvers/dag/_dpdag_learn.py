@@ -8,14 +8,16 @@ import numpy as np
 
 from .._lib.backend import resolve_backend
 from .._lib.host import to_host
-from .._lib.namespace import is_numpy_namespace
 from .._lib.optim import Adam
-from .._lib.results import STOPPED_BY_CALLBACK, Progress, call_callback
+from .._lib.results import Progress, Status, call_callback
 from .._lib.rng import Draws
-from .._lib.validation import check_choice, check_int, check_positive
-from .._lib.validation import check_callback
+from .._lib.params import (BACKEND, CALLBACK, COUNT, FLAG, NONE, NONNEGATIVE, POSITIVE,
+                           PROBABILITY, SEED, Choice, Integer, Options, Param)
 from ._dpdag_vi import _draw_noise, _elbo_grad, _mlp_term
+from .additive import additive_search
 from .dpdag import _ORDER_METHODS, DPDAG, _sigmoid
+from ._results import check_data, dag_result
+from .refine import EBIC_GAMMA, edge_penalty, model_bic, search_options, search_order
 
 
 def _refit(C, A, xp):
@@ -126,31 +128,74 @@ def _regularized_gram(C, xp):
     return C + ridge * xp.eye(d, dtype=C.dtype)
 
 
-def _nonequal_final(C, n, W_eq, order, noise_variance):
-    """The final linear graph under one noise variance per node: the swap search of
-    :func:`solvers.dag.refine.refine_order` from the VI mode order, scored by the
-    non-equal-variance BIC (scale-free). With ``"auto"`` it replaces the equal-variance
-    graph ``W_eq`` only if its BIC (variance parameters counted) is lower than that of the
-    same search scored with equal variances (the two models compared at equal effort)."""
-    from .refine import model_bic, refine_order
+def _search(C, n, order, o, noise, threshold):
+    """The order search of :func:`solvers.dag.refine.refine_order` from ``order``."""
+    opts = search_options(C, n, noise=noise, threshold=threshold, max_parents=None,
+                          pen=o["pen"], be=o["be"])
+    return search_order(C, n, order, opts)[:2]
 
-    o_ne, W_ne, _ = refine_order(None, order, gram=(C, n), threshold=0.0,
-                                 noise_variance="nonequal")
-    if noise_variance == "auto":  # compare the models at the same search effort
-        W_eq_s = refine_order(None, order, gram=(C, n), noise_variance="equal")[1]
-    if noise_variance == "nonequal" or (model_bic(C, n, W_ne, "nonequal")
-                                        < model_bic(C, n, W_eq_s, "equal")):
+
+def _nonequal_final(C, n, W_eq, order, o):
+    """The final linear graph under one noise variance per node: the order search of
+    :func:`solvers.dag.refine.refine_order` from the VI mode order, scored by the
+    non-equal-variance extended BIC (scale-free). With ``"auto"`` it replaces the
+    equal-variance graph ``W_eq`` only if its extended BIC (variance parameters counted)
+    is lower than that of the same search scored with equal variances (the two models
+    compared at equal effort)."""
+    pen = o["pen"]
+    o_ne, W_ne = _search(C, n, order, o, "nonequal", 0.0)
+    if o["noise_variance"] == "auto":  # compare the models at the same search effort
+        W_eq_s = _search(C, n, order, o, "equal", 0.3)[1]
+    if o["noise_variance"] == "nonequal" or (model_bic(C, n, W_ne, "nonequal", pen=pen)
+                                             < model_bic(C, n, W_eq_s, "equal", pen=pen)):
         return np.asarray(W_ne, dtype=np.float64), np.asarray(o_ne, dtype=np.int64), \
             "nonequal"
     return W_eq, order, "equal"
 
 
+OPTIONS = Options(
+    "DPDAGOptions",
+    Param("order", Choice(*_ORDER_METHODS), "softsort", "order distribution"),
+    Param("maxiter", COUNT, 3000, "Adam steps"),
+    Param("n_samples", COUNT, 16, "Monte Carlo DAG samples per step"),
+    Param("lr", POSITIVE, 0.1, "Adam step size"),
+    Param("tau", POSITIVE, 1.0, "temperature of the order relaxation"),
+    Param("tau_edges", POSITIVE, 1.0, "temperature of the Gumbel-sigmoid edges"),
+    Param("prior_p", PROBABILITY, 0.1, "prior edge probability"),
+    Param("noise_variance", Choice("auto", "equal", "nonequal"), "auto", "noise model"),
+    Param("w_l2", NONNEGATIVE, 0.0, "ridge on the weights"),
+    Param("w_threshold", NONNEGATIVE, 0.3, "smallest kept weight"),
+    Param("refit", FLAG, True, "least-squares refit of the final graph"),
+    Param("init_order", Choice("random", "varsort"), "random", "order logits' start"),
+    Param("sinkhorn_iter", COUNT, 20, "Sinkhorn normalizations"),
+    Param("order_grad", Choice("score", "st"), "score", "order-logit gradient"),
+    Param("order_kl", FLAG, True, "KL(q(order) | uniform) in the objective"),
+    Param("order_objective", (Choice("elbo", "profile"), NONE), None,
+          "what the order logits follow (default by mechanism)"),
+    Param("support", (Choice("order", "edges"), NONE), None,
+          "final graph's support (default by mechanism)"),
+    Param("mechanism", Choice("linear", "additive", "mlp"), "linear", "mechanisms"),
+    Param("hidden", COUNT, 8, "hidden units per node (mlp)"),
+    Param("batch_size", COUNT, 256, "minibatch rows (mlp)"),
+    Param("refine", FLAG, False, "order search after VI"),
+    Param("n_candidates", Integer(low=0), 100, "orders sampled from q for refine"),
+    Param("ebic_gamma", NONNEGATIVE, EBIC_GAMMA, "extended BIC gamma of the searches"),
+    Param("rng", SEED, None, "random numbers"),
+    Param("callback", (CALLBACK, NONE), None, "called each step"),
+    Param("progress", FLAG, False, "show a progress bar"),
+    Param("backend", BACKEND, "auto", "which kernels run"),
+    Param("max_iter", (COUNT, NONE), None, "deprecated spelling of maxiter"),
+    Param("n_iter", (COUNT, NONE), None, "deprecated spelling of sinkhorn_iter"),
+)
+
+
+@OPTIONS.entry
 def _learn_dpdag(X, *, order="softsort", maxiter=3000, n_samples=16, lr=0.1, tau=1.0,
                  tau_edges=1.0, prior_p=0.1, noise_variance="auto", w_l2=0.0,
                  w_threshold=0.3, refit=True, init_order="random", sinkhorn_iter=20,
                  order_grad="score", order_kl=True, order_objective=None,
                  support=None, mechanism="linear", hidden=8, batch_size=256, refine=False,
-                 n_candidates=100,
+                 n_candidates=100, ebic_gamma=EBIC_GAMMA,
                  rng=None,
                  callback=None, progress=False, backend="auto", max_iter=None, n_iter=None):
     r"""VI-DP-DAG with linear or small MLP mechanisms (``learn_dag(X, method="dpdag")``).
@@ -246,6 +291,9 @@ def _learn_dpdag(X, *, order="softsort", maxiter=3000, n_samples=16, lr=0.1, tau
         used. Off by default.
     n_candidates : int
         Orders sampled from q for ``refine``.
+    ebic_gamma : float
+        Gamma of the extended BIC of the order searches (``refine``, ``"nonequal"``):
+        ``log n + 2 gamma log d`` per edge, as in :func:`solvers.dag.cosmo.learn_cosmo`.
     rng, callback, progress, backend
         As everywhere; ``callback(intermediate_result)`` gets ``nit``, ``fun`` and
         ``edge_probs`` each step and may raise ``StopIteration``.
@@ -265,20 +313,16 @@ def _learn_dpdag(X, *, order="softsort", maxiter=3000, n_samples=16, lr=0.1, tau
     >>> res.is_dag(), res.edge_probs.shape, res.sample_dags(5, rng=0).shape
     (True, (4, 4), (5, 4, 4))
     """
-    from .learn import check_data
-
+    options = dict(locals())
+    del options["X"]
     start = time.perf_counter()
+    opt = OPTIONS.validate(**options)
     X, xp_in = check_data(X)
-    check_callback(callback)
-    maxiter, sinkhorn_iter = _renamed(maxiter, max_iter, sinkhorn_iter, n_iter)
-    o = _settings(order=order, maxiter=maxiter, n_samples=n_samples, lr=lr, tau=tau,
-                  tau_edges=tau_edges, prior_p=prior_p, noise_variance=noise_variance,
-                  w_l2=w_l2, w_threshold=w_threshold, refit=refit, init_order=init_order,
-                  sinkhorn_iter=sinkhorn_iter, order_grad=order_grad, order_kl=order_kl,
-                  order_objective=order_objective, support=support, mechanism=mechanism,
-                  hidden=hidden, batch_size=batch_size, refine=refine,
-                  n_candidates=n_candidates)
-    be = resolve_backend(backend, xp_in)
+    maxiter, sinkhorn_iter = _renamed(opt.maxiter, opt.max_iter, opt.sinkhorn_iter,
+                                      opt.n_iter)
+    o = _settings(opt.replace(maxiter=maxiter, sinkhorn_iter=sinkhorn_iter))
+    be = resolve_backend(opt.backend, xp_in)
+    o["be"], o["pen"] = be, edge_penalty(X.shape[0], X.shape[1], o["ebic_gamma"])
     xp = be.xp
     X = be.to_device(X)
     sd_h = None
@@ -286,50 +330,33 @@ def _learn_dpdag(X, *, order="softsort", maxiter=3000, n_samples=16, lr=0.1, tau
         sd = xp.std(X, axis=0)
         X = X / sd
         sd_h = np.asarray(to_host(sd), dtype=np.float64)
-    draws = Draws(rng, xp)
+    draws = Draws(opt.rng, xp)
     data = _prepare(X, o, draws, xp)
-    vi = _run_vi(_init_params(data, o, draws, xp), data, o, draws, xp, callback, progress)
+    vi = _run_vi(_init_params(data, o, draws, xp), data, o, draws, xp, opt.callback,
+                 opt.progress)
     graph = _final_graph(vi, data, X, o, draws, xp, sd_h)
     return _result(graph, vi, X, xp_in, be, o, start)
 
 
-def _settings(**kw):
-    """Validated options of :func:`_learn_dpdag` and the VI configuration ``cfg``."""
-    check_choice(kw["order"], _ORDER_METHODS, "order")
-    check_choice(kw["noise_variance"], ("auto", "equal", "nonequal"), "noise_variance")
-    check_choice(kw["init_order"], ("random", "varsort"), "init_order")
-    check_choice(kw["mechanism"], ("linear", "additive", "mlp"), "mechanism")
-    o = dict(kw)
-    o["vi_noise"] = "equal" if kw["noise_variance"] == "auto" else kw["noise_variance"]
-    o["maxiter"] = check_int(kw["maxiter"], "maxiter", minimum=1)
-    o["S"] = check_int(kw["n_samples"], "n_samples", minimum=1)
-    o["lr"] = check_positive(kw["lr"], "lr")
-    prior_p = check_positive(kw["prior_p"], "prior_p")
-    if prior_p >= 1:
-        raise ValueError(f"prior_p must be in (0, 1), got {prior_p}")
-    w_l2 = check_positive(kw["w_l2"], "w_l2", strict=False)
-    o["w_threshold"] = check_positive(kw["w_threshold"], "w_threshold", strict=False)
-    o["mlp"] = mlp = kw["mechanism"] == "mlp"
-    o["additive"] = kw["mechanism"] == "additive"   # VI runs linear; the end is additive
-    objective = kw["order_objective"] or ("elbo" if mlp else "profile")
-    o["support"] = check_choice(kw["support"] or ("edges" if mlp else "order"),
-                                ("edges", "order"), "support")
-    if mlp and (objective == "profile" or o["support"] == "order" or kw["refine"]):
+def _settings(opt):
+    """The run's settings (a dict) and the VI configuration ``cfg`` from the validated
+    options ``opt`` (what a spec cannot say checked here)."""
+    o = opt.as_dict()
+    o["vi_noise"] = "equal" if opt.noise_variance == "auto" else opt.noise_variance
+    o["S"] = opt.n_samples
+    o["mlp"] = mlp = opt.mechanism == "mlp"
+    o["additive"] = opt.mechanism == "additive"   # VI runs linear; the end is additive
+    objective = opt.order_objective or ("elbo" if mlp else "profile")
+    o["support"] = opt.support or ("edges" if mlp else "order")
+    if mlp and (objective == "profile" or o["support"] == "order" or opt.refine):
         raise ValueError("mechanism='mlp' needs order_objective='elbo', support='edges' "
                          "and refine=False (the profile, the order support and the "
                          "refinement are least-squares constructions)")
-    if mlp:
-        o["hidden"] = check_int(kw["hidden"], "hidden", minimum=1)
-        o["batch_size"] = check_int(kw["batch_size"], "batch_size", minimum=1)
-    o["cfg"] = {"order": kw["order"], "tau": check_positive(kw["tau"], "tau"),
-                "tau_edges": check_positive(kw["tau_edges"], "tau_edges"),
-                "n_iter": check_int(kw["sinkhorn_iter"], "sinkhorn_iter", minimum=1),
-                "prior_logit": math.log(prior_p) - math.log1p(-prior_p), "w_l2": w_l2,
-                "order_grad": check_choice(kw["order_grad"], ("score", "st"), "order_grad"),
-                "order_kl": bool(kw["order_kl"]),
-                "order_objective": check_choice(objective, ("elbo", "profile"),
-                                                "order_objective"),
-                "mechanism": "mlp" if mlp else "linear"}
+    o["cfg"] = {"order": opt.order, "tau": opt.tau, "tau_edges": opt.tau_edges,
+                "n_iter": opt.sinkhorn_iter,
+                "prior_logit": math.log(opt.prior_p) - math.log1p(-opt.prior_p),
+                "w_l2": opt.w_l2, "order_grad": opt.order_grad, "order_kl": opt.order_kl,
+                "order_objective": objective, "mechanism": "mlp" if mlp else "linear"}
     return o
 
 
@@ -378,7 +405,7 @@ def _run_vi(params, data, o, draws, xp, callback, progress):
     opt = Adam(params, o["lr"], xp=xp)  # the shared _lib Adam
     sigma2 = xp.ones((d,), dtype=dtype) * (xp.sum(xp.linalg.diagonal(C)) / (data["n"] * d))
     history, nit = [], 0
-    status, message = 0, "maximum number of iterations reached"
+    status, message = Status.MAXITER, "maximum number of iterations reached (the VI budget)"
     with Progress(o["maxiter"], "dpdag", enabled=progress) as bar:
         for it in range(o["maxiter"]):
             noise = _draw_noise(draws, o["S"], d, o["order"], dtype)
@@ -398,7 +425,8 @@ def _run_vi(params, data, o, draws, xp, callback, progress):
             sigma2 = xp.maximum(sigma2, xp.asarray(1e-8, dtype=dtype))
             loss_val = float(loss) + 0.5 * n_fit * float(xp.sum(xp.log(sigma2)))
             if not math.isfinite(loss_val):
-                status, message = 4, "non-finite objective (lower lr or check the data)"
+                status, message = (Status.NONFINITE,
+                                   "non-finite objective (lower lr or check the data)")
                 break
             history.append(loss_val)
             params = opt.step(params, grads)
@@ -407,7 +435,7 @@ def _run_vi(params, data, o, draws, xp, callback, progress):
             if callback is not None and call_callback(callback, x=params[0], nit=nit,
                                                       fun=loss_val,
                                                       edge_probs=_sigmoid(params[1], xp)):
-                status, message = STOPPED_BY_CALLBACK
+                status, message = Status.CALLBACK, None
                 break
     return {"params": params, "sigma2": sigma2, "history": history, "nit": nit,
             "status": status, "message": message}
@@ -430,14 +458,12 @@ def _final_graph(vi, data, X, o, draws, xp, sd_h):
     refined = bool(o["refine"]) and o["vi_noise"] == "equal"
     if refined:
         cands = [final_order]
-        k = check_int(o["n_candidates"], "n_candidates", minimum=0)
+        k = o["n_candidates"]
         if k:
             cands += list(host.sample_orders(k, rng=draws.spawn_seed()))
         scores = [_order_score(C_h, c) for c in cands]
-        from .refine import refine_order
-
-        final_order, W_fin, _ = refine_order(to_host(X), cands[int(np.argmin(scores))],
-                                             threshold=o["w_threshold"])
+        final_order, W_fin = _search(C_h / n, n, cands[int(np.argmin(scores))], o,
+                                     "equal", o["w_threshold"])
     elif o["mlp"]:  # edge strength: norm of the first-layer weights of parent i in node j
         if data["X_val"] is not None:
             support = _mlp_support(host, final_order, tuple(params[2:]), data["Xc"],
@@ -449,41 +475,33 @@ def _final_graph(vi, data, X, o, draws, xp, sd_h):
         W_fin = np.where(np.abs(W_fin) > o["w_threshold"], W_fin, 0.0) * support
     chosen = "equal" if o["noise_variance"] == "auto" else o["noise_variance"]
     if not o["mlp"] and o["noise_variance"] != "equal":
-        W_fin, final_order, chosen = _nonequal_final(C_h / n, n, W_fin, final_order,
-                                                     o["noise_variance"])
+        W_fin, final_order, chosen = _nonequal_final(C_h / n, n, W_fin, final_order, o)
     if sd_h is not None:  # back to the original units
         W_fin = W_fin * sd_h[None, :] / sd_h[:, None]
     if o["additive"]:
-        from .additive import additive_search
-
-        final_order, W_fin, _ = additive_search(np.asarray(to_host(X), np.float64),
-                                                [final_order])
+        final_order, W_fin, _ = additive_search(
+            np.asarray(to_host(X), np.float64), [final_order],
+            pen=4 * math.log(n) + o["pen"] - math.log(n))
         chosen = "nonequal"
     return {"W": np.asarray(W_fin, dtype=np.float64), "W_vi": W_vi, "refined": refined,
             "order": np.asarray(final_order, dtype=np.int64), "chosen": chosen}
 
 
 def _result(graph, vi, X, xp_in, be, o, start):
-    from .learn import make_result
-
-    xp, params, cfg = be.xp, vi["params"], o["cfg"]
-    if not is_numpy_namespace(xp_in):
-        W_out = xp_in.asarray(graph["W"], dtype=X.dtype) if xp_in is xp else \
-            be.to_input(xp.asarray(graph["W"], dtype=X.dtype))
-    else:
-        W_out = graph["W"].astype(np.float32 if X.dtype == xp.float32 else np.float64)
+    params, cfg = vi["params"], o["cfg"]
     model = DPDAG(be.to_input(params[0]), be.to_input(params[1]), order=o["order"],
                   tau=cfg["tau"], n_iter=cfg["n_iter"])
     history = vi["history"]
-    return make_result(W_out, method="dpdag", order=graph["order"],
-                       priorities=model.order_logits,
-                       fun=history[-1] if history else np.nan, loss_history=history,
-                       nit=vi["nit"], success=vi["status"] == 0, status=vi["status"],
-                       message=vi["message"], time=time.perf_counter() - start,
-                       edge_probs=model.edge_marginals(), model=model,
-                       sample_dags=model.sample_dags, sigma2=be.to_input(vi["sigma2"]),
-                       W_vi=graph["W_vi"], refined=graph["refined"],
-                       noise_variance=graph["chosen"],
-                       identified=o["mlp"] or o["additive"] or graph["chosen"] == "equal",
-                       mlp_params=tuple(be.to_input(p_) for p_ in params[2:]) if o["mlp"]
-                       else None)
+    return dag_result(graph["W"], be=be, dtype=X.dtype, status=vi["status"],
+                      success=True if vi["status"] == Status.MAXITER else None,
+                      message=vi["message"], method="dpdag", order=graph["order"],
+                      priorities=model.order_logits,
+                      fun=history[-1] if history else np.nan, loss_history=history,
+                      nit=vi["nit"], time=time.perf_counter() - start,
+                      edge_probs=model.edge_marginals(), model=model,
+                      sample_dags=model.sample_dags, sigma2=be.to_input(vi["sigma2"]),
+                      W_vi=graph["W_vi"], refined=graph["refined"],
+                      noise_variance=graph["chosen"],
+                      identified=o["mlp"] or o["additive"] or graph["chosen"] == "equal",
+                      mlp_params=tuple(be.to_input(p_) for p_ in params[2:]) if o["mlp"]
+                      else None)

@@ -1,4 +1,4 @@
-"""Numba kernels for batched DP-DAG sampling (imported lazily by :mod:`.dpdag`).
+"""Numba kernels for batched DP-DAG sampling (the kernel-table entry ``sample_dags``).
 
 Each sample ``b`` has its own counter-based random stream (the shared SplitMix64 of
 :mod:`solvers._lib._prng`, stream ``b`` of the run's ``seed``), so the ``prange`` loop
@@ -101,3 +101,23 @@ def dags_from_orders(orders, thresholds, seed, out):
         dags_from_orders_parallel(orders, thresholds, seed, out)
     else:
         dags_from_orders_serial(orders, thresholds, seed, out)
+
+
+def sample_model(model, n, rng, be=None):
+    """``n`` DAGs of a :class:`~solvers.dag.dpdag.DPDAG` (numpy parameters) with the
+    compiled sampler: returns ``(A bool (n, d, d), orders (n, d))``. Edge probabilities
+    enter as integer thresholds ``floor(q 2^53)``; Gumbel-Sinkhorn orders come from the
+    model's own (generic) order sampler."""
+    d = model.d
+    out = np.zeros((n, d, d), dtype=np.uint8)
+    seed = int(rng.integers(2**63))
+    q = np.asarray(model.edge_probs, dtype=np.float64)
+    thresholds = np.floor(q * 2.0**53).astype(np.uint64)
+    if model.order == "softsort":
+        orders = np.empty((n, d), dtype=np.int64)
+        sample_dags(np.asarray(model.order_logits, dtype=np.float64), thresholds, n, seed,
+                    out, orders)
+    else:
+        orders = np.ascontiguousarray(model.sample_orders(n, rng), dtype=np.int64)
+        dags_from_orders(orders, thresholds, seed, out)
+    return out.view(np.bool_), orders

@@ -31,7 +31,8 @@ import math
 
 import numpy as np
 
-from .refine import _State, _search
+from ._order_search import OrderState, search
+from .graph import topological_order
 
 __all__ = ["spline_basis", "additive_search", "greedy_order"]
 
@@ -108,9 +109,13 @@ class _AdditiveModel:
         beta = np.linalg.solve(A + self.ridge * np.eye(cols.size), g)
         return max(1.0 - 2.0 * beta @ g + beta @ A @ beta, 1e-12), beta
 
-    def fit(self, y, cand, max_parents):
+    def group_penalty(self, extra=0.0):
+        """Penalty of one parent group (``q`` coefficients): ``q log n`` plus ``extra``."""
+        return self.q * math.log(self.n) + extra
+
+    def fit(self, y, cand, max_parents, pen=None):
         """Forward selection of parent groups by node BIC, then backward pruning."""
-        pen = self.q * math.log(self.n)
+        pen = self.group_penalty() if pen is None else pen
         sel, (rss, _) = [], self.rss(y, [])
         cand = [int(c) for c in cand
                 if self.screen is None or int(c) in self.screen[y]]
@@ -140,26 +145,29 @@ class _AdditiveModel:
         return rss, np.asarray(sel, dtype=np.int64), np.asarray(strength)
 
 
-class _AdditiveState(_State):
-    """The refinement state of :mod:`solvers.dag.refine` with the additive local model."""
+class _AdditiveState(OrderState):
+    """The order-search state (:mod:`solvers.dag._order_search`) with the additive local
+    model."""
 
-    def __init__(self, model, order, max_parents):
+    def __init__(self, model, order, max_parents, pen=None):
         self.model = model
+        pen = model.group_penalty() if pen is None else float(pen)
 
-        def fit(C, y, cand, n, w_thr, mp):
-            return model.fit(y, cand, mp)
+        def fit(C, y, cand, n, pen, w_thr, mp):
+            return model.fit(y, cand, mp, pen)
 
-        super().__init__(np.eye(model.d), model.n, order, 0.0, max_parents, fit, "nonequal")
+        super().__init__(np.eye(model.d), model.n, order, w_thr=0.0, max_parents=max_parents,
+                         pen=pen, noise="nonequal", fit=fit, add_gain=None)
 
     def score_of(self, total, n_edges):
-        return 0.5 * total[1] + n_edges * self.model.q * math.log(self.n) / (2 * self.n)
+        return 0.5 * total[1] + n_edges * self.pen / (2 * self.n)
 
     def would_add(self, w, v):
         P = [int(p) for p in self.parents[w]]
         if v in P:
             return False
         r = self.model.rss(w, P + [int(v)])[0]
-        return self.n * math.log(self.rss[w] / r) > self.model.q * math.log(self.n)
+        return self.n * math.log(self.rss[w] / r) > self.pen
 
     def backward_pairs(self):
         pos = {u: k for k, u in enumerate(self.order)}
@@ -173,12 +181,11 @@ class _AdditiveState(_State):
         return [(w, v) for _, w, v in pairs]
 
 
-def greedy_order(model, max_parents):
+def greedy_order(model, max_parents, pen=None):
     """CAM's greedy start: add, one at a time, the edge that lowers the additive BIC most
     while keeping the graph acyclic; return a topological order of the result."""
-    from .graph import topological_order
-
-    d, n, pen = model.d, model.n, model.q * math.log(model.n)
+    d, n = model.d, model.n
+    pen = model.group_penalty() if pen is None else pen
     parents = [[] for _ in range(d)]
     rss = np.ones(d)
     reach = np.eye(d, dtype=bool)           # reach[i, j]: a directed path i ~> j
@@ -207,7 +214,7 @@ def greedy_order(model, max_parents):
 
 
 def additive_search(X, orders, *, n_basis=4, ridge=1e-3, max_parents=None, max_rounds=50,
-                    time_limit=None, greedy=True):
+                    time_limit=None, greedy=True, pen=None, depth=1):
     """Best additive DAG over local order moves started from each of ``orders``.
 
     Parameters
@@ -226,6 +233,10 @@ def additive_search(X, orders, *, n_basis=4, ridge=1e-3, max_parents=None, max_r
     greedy : bool
         Also start from :func:`greedy_order` (first); ``False`` when the caller already
         passes it in ``orders``.
+    pen : float, optional
+        Penalty of one parent group (default ``n_basis log n``, the BIC).
+    depth : int
+        Depth of the tuck search (:func:`solvers.dag._order_search.search`).
 
     Returns
     -------
@@ -240,9 +251,10 @@ def additive_search(X, orders, *, n_basis=4, ridge=1e-3, max_parents=None, max_r
     d = model.d
     mp = d - 1 if max_parents is None else int(max_parents)
     best = None
-    starts = ([greedy_order(model, mp)] if greedy else []) + list(orders)
+    starts = ([greedy_order(model, mp, pen)] if greedy else []) + list(orders)
     for order in starts:
-        state = _search(_AdditiveState(model, order, mp), max_rounds, time_limit)
+        state = _AdditiveState(model, order, mp, pen)
+        search(state, max_rounds=max_rounds, time_limit=time_limit, depth=depth)
         if best is None or state.score < best.score:
             best = state
     return np.asarray(best.order, dtype=np.int64), best.W(), best.score

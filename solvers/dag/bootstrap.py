@@ -16,9 +16,12 @@ import time
 
 import numpy as np
 
+from .._lib.frames import unwrap_frame
+from .._lib.parallel import parallel_map, spawn_generators
 from .._lib.results import OptimizeResult
 from .._lib.validation import check_int
 from .graph import to_host
+from .learn import check_data, learn_dag
 
 __all__ = ["bootstrap", "BootstrapResult"]
 
@@ -34,6 +37,8 @@ class BootstrapResult(OptimizeResult):
     method : str
     time : float
         Wall time, seconds.
+    labels : list or None
+        Node names (a DataFrame's columns), used by :meth:`to_networkx`.
     """
 
     def to_networkx(self, threshold=0.5, labels=None):
@@ -43,6 +48,8 @@ class BootstrapResult(OptimizeResult):
 
         F = self.frequencies
         d = F.shape[0]
+        if labels is None:
+            labels = self.get("labels")
         names = list(range(d)) if labels is None else list(labels)
         G = nx.DiGraph()
         G.add_nodes_from(names)
@@ -53,8 +60,6 @@ class BootstrapResult(OptimizeResult):
 
 def _piece(X, method, options, gen):
     idx = gen.integers(0, X.shape[0], size=X.shape[0])
-    from .learn import learn_dag
-
     res = learn_dag(X[idx], method=method, rng=gen, **options)
     return np.asarray(to_host(res.adjacency)) != 0
 
@@ -65,7 +70,8 @@ def bootstrap(X, method="cosmo", *, n_bootstrap=50, workers=None, rng=None, **op
     Parameters
     ----------
     X : array_like, shape (n, d)
-        Data (host numpy; it is sent to the workers).
+        Data (host numpy or a pandas DataFrame, whose columns become ``labels``; it is
+        sent to the workers).
     method : str
         A :func:`solvers.dag.learn_dag` method.
     n_bootstrap : int
@@ -107,17 +113,15 @@ def bootstrap(X, method="cosmo", *, n_bootstrap=50, workers=None, rng=None, **op
     >>> res.frequencies.shape, float(res.frequencies.max()) <= 1.0
     ((4, 4), True)
     """
-    from .._lib.parallel import parallel_map, spawn_generators
-    from .learn import check_data
-
     start = time.perf_counter()
     if "rng" in options:
         raise TypeError("pass rng to bootstrap itself, not as a learner option")
     n_bootstrap = check_int(n_bootstrap, "n_bootstrap", minimum=1)
+    X, labels = unwrap_frame(X, "X")
     X, _ = check_data(X)
     X = np.asarray(to_host(X))
     gens = spawn_generators(rng, n_bootstrap)
     adj = parallel_map(functools.partial(_piece, X, method, options), gens, workers)
     freq = np.mean(np.stack(adj).astype(float), axis=0)
     return BootstrapResult(frequencies=freq, n_bootstrap=n_bootstrap, method=method,
-                           time=time.perf_counter() - start)
+                           time=time.perf_counter() - start, labels=labels)

@@ -26,7 +26,7 @@ References
 """
 import numpy as np
 
-from .graph import to_host
+from .graph import to_host, topological_order
 
 __all__ = ["CPDAG", "dag_to_cpdag", "cpdag_accuracy"]
 
@@ -75,8 +75,6 @@ def dag_to_cpdag(B):
     >>> dag_to_cpdag(collider).tolist()                        # compelled
     [[0, 0, 1], [0, 0, 1], [0, 0, 0]]
     """
-    from .graph import topological_order
-
     B = _binary_square(B, "B")
     if topological_order(B) is None:
         raise ValueError("B must be the adjacency of a DAG (it has a cycle)")

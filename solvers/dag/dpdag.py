@@ -55,6 +55,7 @@ from .._lib.validation import (as_float_array, check_finite, check_positive, che
                                check_choice)
 from ..lse import logsumexp
 from .._lib.host import to_host
+from ._dag_kernels import KERNELS
 from .permutations import (_onehot, hungarian)
 
 __all__ = ["DPDAG", "sample_dags", "exact_edge_posterior"]
@@ -269,8 +270,6 @@ class DPDAG:
         True
         """
         n = check_int(n, "n", minimum=1)
-        from ._dag_kernels import KERNELS
-
         be = resolve_backend(backend, self.xp)
         sampler = KERNELS.get("sample_dags", be, generic=_sample_generic)
         A, orders = sampler(self, n, check_rng(rng), be)
@@ -292,25 +291,6 @@ class DPDAG:
         if len(As) == 1:
             return As[0], Os[0]
         return xp.concat(As, axis=0), xp.concat(Os, axis=0)
-
-    def _thresholds(self):
-        q = np.asarray(self.edge_probs, dtype=np.float64)
-        return np.floor(q * 2.0**53).astype(np.uint64)
-
-    def _sample_numba(self, n, rng):
-        from . import _dpdag_numba as kern
-
-        d = self.d
-        out = np.zeros((n, d, d), dtype=np.uint8)
-        seed = int(rng.integers(2**63))
-        if self.order == "softsort":
-            orders = np.empty((n, d), dtype=np.int64)
-            kern.sample_dags(np.asarray(self.order_logits, dtype=np.float64),
-                             self._thresholds(), n, seed, out, orders)
-        else:
-            orders = np.ascontiguousarray(self._orders(n, Draws(rng, np)), dtype=np.int64)
-            kern.dags_from_orders(orders, self._thresholds(), seed, out)
-        return out.view(np.bool_), orders
 
     # ------------------------------------------------------------ probabilities
     def _require_pl(self, what):
@@ -580,11 +560,6 @@ class DPDAG:
         return xp.logical_and(M, self.edge_logits > 0)
 
 
-def _sample_numba(model, n, rng, be):
-    """Kernel-table entry ``sample_dags`` for numba (the compiled batched sampler)."""
-    return model._sample_numba(n, rng)
-
-
 def _sample_generic(model, n, rng, be):
     """The generic ``xp`` sampler (the reference of the compiled ones)."""
     return model._sample_generic(n, Draws(rng, model.xp))
@@ -716,19 +691,3 @@ def exact_edge_posterior(X, W, sigma2, prior_p):
 
 
 # ------------------------------------------------------------------------- VI-DP-DAG
-
-
-# the VI objective lives in _dpdag_vi.py and the learner in _dpdag_learn.py; the old
-# names stay importable from here
-_MOVED = {**{name: "._dpdag_vi" for name in ("_bernoulli_kl", "_elbo_grad", "_mlp_term",
-                                            "_pl_logprob_grad", "_draw_noise")},
-          **{name: "._dpdag_learn" for name in ("_learn_dpdag", "_refit", "_order_score",
-                                               "_mlp_support", "_holdout_split")}}
-
-
-def __getattr__(name):
-    if name in _MOVED:
-        import importlib
-
-        return getattr(importlib.import_module(_MOVED[name], __package__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,15 +1,13 @@
-"""``learn_dag``: one router for every DAG learner, and the result class they share.
+"""``learn_dag``: one router for every DAG learner (the result class they share lives in
+:mod:`solvers.dag._results` and is exported here).
 
 Methods live in their own modules and are imported on first use (``_METHOD_MODULES``), so
 ``import solvers.dag`` stays light. Options are checked against the method's signature:
 an unknown option is a ``TypeError`` that names the method and lists what it accepts.
 """
-import numpy as np
-
+from .._lib.frames import unwrap_frame
 from .._lib.router import Router
-from .._lib.results import OptimizeResult
-from .._lib.validation import as_float_array, check_finite, promote_float16
-from .graph import is_dag, to_host, to_networkx
+from ._results import DAGResult, check_data
 
 __all__ = ["learn_dag", "DAGResult", "available_methods", "check_data"]
 
@@ -19,203 +17,6 @@ _METHOD_MODULES = {
     "dpdag": "solvers.dag._dpdag_learn:_learn_dpdag",
 }
 _ROUTER = Router("learn_dag", _METHOD_MODULES, positional=("X",))
-
-
-class DAGResult(OptimizeResult):
-    """A learned DAG (an :class:`~scipy.optimize.OptimizeResult` with graph methods).
-
-    Learners build it; users normally only read it.
-
-    Parameters
-    ----------
-    **fields
-        The attributes below, as keywords (a ``dict`` subclass: ``res["W"]`` and
-        ``res.W`` are the same). Learners may add extra fields.
-
-    Attributes
-    ----------
-    W : array, shape (d, d)
-        Weighted adjacency; ``W[i, j] != 0`` is the edge ``i -> j`` (column ``j`` holds
-        the parents of ``j``). Same namespace as the input data.
-    adjacency : array of bool, shape (d, d)
-        Binary adjacency ``W != 0``, in the input's namespace (like every array field).
-        Always acyclic.
-    order : array of int, shape (d,)
-        A topological order of ``adjacency`` (the learned causal order).
-    priorities : array, shape (d,) or None
-        COSMO's node priorities (edges point from low to high priority), if any.
-    fun : float
-        Final value of the objective.
-    loss_history : ndarray
-        Objective recorded during training.
-    nit : int
-        Optimizer steps taken.
-    success : bool
-    status : int
-    message : str
-    method : str
-    time : float
-        Wall time of the fit, seconds.
-    cpdag : :class:`~solvers.dag.cpdag.CPDAG`
-        What the data identify: the Markov equivalence class of ``adjacency`` (edges whose
-        direction the model cannot tell are undirected) when the model only identifies
-        the class (linear-Gaussian with one noise variance per node), or the DAG itself
-        (every edge directed) when it identifies directions (equal noise variances,
-        nonlinear additive mechanisms). ``cpdag.to_networkx()`` draws it.
-    identified : bool
-        Whether the model identifies edge directions (then ``cpdag`` is the DAG).
-
-    Raises
-    ------
-    AttributeError
-        Reading a field that was not set (``res.missing``). Construction itself does not
-        validate the fields; it assumes ``adjacency == (W != 0)`` and ``order`` a
-        topological order of it, which the library's learners guarantee.
-
-    References
-    ----------
-    .. [1] R. Massidda, F. Landolfi, M. Cinquini, D. Bacciu, "Constraint-free structure
-       learning with smooth acyclic orientations", ICLR 2024.
-    .. [2] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
-       ICLR 2022.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from solvers.dag import learn_dag, simulate_data
-    >>> X, W, B = simulate_data(d=4, n=300, k=1, rng=0)
-    >>> res = learn_dag(X, method="cosmo", rng=0)
-    >>> res.W.shape, res.is_dag(), bool((res.adjacency == (res.W != 0)).all())
-    ((4, 4), True, True)
-    >>> sorted(res.order.tolist())
-    [0, 1, 2, 3]
-    """
-
-    def to_networkx(self, labels=None):
-        """The learned graph as a ``networkx.DiGraph`` with edge ``weight`` attributes."""
-        return to_networkx(self.W, threshold=0.0, labels=labels)
-
-    def is_dag(self):
-        """Whether ``adjacency`` is acyclic (always True for results of this library)."""
-        return is_dag(self.adjacency)
-
-
-def make_result(W, *, method, order=None, priorities=None, fun=np.nan, loss_history=(),
-                nit=0, success=True, status=0, message="", time=0.0, identified=True,
-                **extra):
-    """Build a :class:`DAGResult`, deriving ``adjacency`` and checking acyclicity.
-
-    Learners call this last. If ``W`` were cyclic (a bug), the result says so in
-    ``success``/``message`` rather than pretending.
-    """
-    W_host = np.asarray(to_host(W), dtype=float)
-    B = W_host != 0
-    from .graph import topological_order
-
-    topo = topological_order(B)
-    if topo is None:
-        success, status = False, 2
-        message = "internal error: the learned graph has a cycle; " + message
-    if order is None:
-        order = topo
-    from .cpdag import CPDAG, dag_to_cpdag
-
-    xp = _namespace_of(W)
-    if xp is not None:  # every array field in the input's namespace (issue 17)
-        def conv(a, dtype=None):
-            return None if a is None else xp.asarray(np.asarray(to_host(a)), dtype=dtype)
-
-        B_out, order = conv(B), conv(np.asarray(to_host(order), dtype=np.int64))
-        loss_history = conv(np.asarray(loss_history, dtype=float))
-        for key in ("W_cosmo", "W_vi", "edge_probs"):
-            if isinstance(extra.get(key), np.ndarray):
-                extra[key] = conv(extra[key], dtype=W.dtype)
-    else:
-        B_out, loss_history = B, np.asarray(loss_history, dtype=float)
-    if topo is None:
-        cpdag = None
-    else:
-        cpdag = CPDAG(B if identified else dag_to_cpdag(B))
-    return DAGResult(W=W, adjacency=B_out, order=order, priorities=priorities,
-                     fun=float(fun), loss_history=loss_history, nit=int(nit),
-                     success=bool(success), status=int(status), message=message,
-                     method=method, time=float(time), cpdag=cpdag,
-                     identified=bool(identified), **extra)
-
-
-def _namespace_of(W):
-    """The namespace of ``W`` if it is not numpy (then results convert their arrays)."""
-    if isinstance(W, np.ndarray):
-        return None
-    from .._lib.namespace import array_namespace, is_numpy_namespace
-
-    xp = array_namespace(W)
-    return None if is_numpy_namespace(xp) else xp
-
-
-def check_data(X, name="X"):
-    """Validate a data matrix for structure learning and return ``(X, xp)``.
-
-    ``X`` must be 2-D (n samples x d variables), real, finite, with ``n >= 2``, ``d >= 1``
-    and no constant column (a constant variable has no defined regression on others).
-
-    Parameters
-    ----------
-    X : array_like, shape (n, d)
-        Data (numpy, cupy or any Array API array; lists are converted).
-    name : str
-        Name used in error messages.
-
-    Returns
-    -------
-    X : array, shape (n, d)
-        The data as a floating-point array of its own namespace (integers are converted to
-        float64, float16 to float32).
-    xp : module
-        The Array API namespace of ``X`` (for numpy input, a numpy-compatible
-        namespace, not necessarily the ``numpy`` module itself).
-
-    Raises
-    ------
-    TypeError
-        Non-numeric or complex data.
-    ValueError
-        Wrong number of dimensions, NaN/inf, ``n < 2``, or a constant column.
-
-    References
-    ----------
-    .. [1] Consortium for Python Data API Standards, "Python array API standard",
-       https://data-apis.org/array-api/ (the ``xp`` namespace convention).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from solvers.dag import check_data
-    >>> X, xp = check_data([[1, 2], [3, 5], [4, 4]])
-    >>> type(X).__name__, X.dtype, X.shape
-    ('ndarray', dtype('float64'), (3, 2))
-    >>> check_data(np.array([[1.0, 2.0], [3.0, 2.0]]))
-    Traceback (most recent call last):
-    ...
-    ValueError: X has constant column(s) [1]; drop them before learning
-    """
-    from .._lib.namespace import array_namespace
-
-    xp = array_namespace(X)
-    X = promote_float16(as_float_array(X, xp, name, ndim=2), xp)  # Numba takes no float16
-    n, d = X.shape
-    if n < 2:
-        raise ValueError(f"{name} needs at least 2 samples (rows), got {n}")
-    if d < 1:
-        raise ValueError(f"{name} needs at least 1 variable (column), got {d}")
-    check_finite(X, xp, name)
-    spread = xp.max(X, axis=0) - xp.min(X, axis=0)
-    const = spread <= 0
-    if bool(xp.any(const)):
-        idx = np.flatnonzero(to_host(const)).tolist()
-        raise ValueError(f"{name} has constant column(s) {idx[:10]}"
-                         f"{' ...' if len(idx) > 10 else ''}; drop them before learning")
-    return X, xp
 
 
 def available_methods():
@@ -257,7 +58,9 @@ def learn_dag(X, method="cosmo", *, options=None, **kwargs):
     Parameters
     ----------
     X : array_like, shape (n, d)
-        n samples of d variables (numpy, cupy, or any Array API array).
+        n samples of d variables (numpy, cupy, any Array API array, or a pandas
+        DataFrame: its columns become the result's ``labels``, the node names of
+        ``to_networkx()``).
     method : {"cosmo", "dpdag"}
         ``"cosmo"``: smooth acyclic orientations (Massidda et al. 2024), see
         :func:`solvers.dag.cosmo.learn_cosmo`; ``"dpdag"``: differentiable DAG sampling
@@ -296,4 +99,8 @@ def learn_dag(X, method="cosmo", *, options=None, **kwargs):
     (True, True)
     """
     func = _ROUTER.solver(method)
-    return func(X, **_ROUTER.options(method, options, kwargs))
+    X, labels = unwrap_frame(X, "X")
+    res = func(X, **_ROUTER.options(method, options, kwargs))
+    if labels is not None:
+        res.labels = labels
+    return res

@@ -7,7 +7,8 @@ direction counts once in the SHD and is a false discovery (not a true positive).
 import numpy as np
 
 from ._checks import as_real_square
-from .graph import to_host
+from .cpdag import cpdag_accuracy
+from .graph import is_dag, to_host
 
 __all__ = ["shd", "tpr", "fdr", "f1_score", "auroc", "nhd", "count_accuracy"]
 
@@ -55,8 +56,9 @@ def count_accuracy(B_true, B_est, cpdag=False):
     Raises
     ------
     ValueError
-        Either matrix is not square, has a nonzero diagonal (self-loop), or the two
-        shapes differ.
+        Either matrix is not square, has a nonzero diagonal (self-loop), the two
+        shapes differ, or ``B_est`` has a directed cycle (the DAG metrics assume
+        acyclic graphs; with ``cpdag=True`` a CPDAG matrix is accepted).
 
     References
     ----------
@@ -77,10 +79,12 @@ def count_accuracy(B_true, B_est, cpdag=False):
     (2, 2, 0.3333333333333333)
     """
     if cpdag:
-        from .cpdag import cpdag_accuracy
-
         return cpdag_accuracy(B_true, B_est)
     B_true, B_est = _pair(B_true, B_est)
+    if not is_dag(B_est):
+        raise ValueError("B_est must be the adjacency of a DAG (it has a directed cycle); "
+                         "an equivalence class (both directions on an edge) is scored "
+                         "with cpdag=True")
     skel_true = B_true | B_true.T
     skel_est = B_est | B_est.T
     lower = np.tril(np.ones(B_true.shape, dtype=bool), -1)
@@ -116,8 +120,9 @@ def shd(B_true, B_est):
     Raises
     ------
     ValueError
-        Either matrix is not square, has a nonzero diagonal (self-loop), or the two
-        shapes differ.
+        Either matrix is not square, has a nonzero diagonal (self-loop), the two
+        shapes differ, or ``B_est`` has a directed cycle (the DAG metrics assume
+        acyclic graphs; with ``cpdag=True`` a CPDAG matrix is accepted).
 
     References
     ----------
@@ -155,8 +160,9 @@ def tpr(B_true, B_est):
     Raises
     ------
     ValueError
-        Either matrix is not square, has a nonzero diagonal (self-loop), or the two
-        shapes differ.
+        Either matrix is not square, has a nonzero diagonal (self-loop), the two
+        shapes differ, or ``B_est`` has a directed cycle (the DAG metrics assume
+        acyclic graphs; with ``cpdag=True`` a CPDAG matrix is accepted).
 
     References
     ----------
@@ -192,8 +198,9 @@ def fdr(B_true, B_est):
     Raises
     ------
     ValueError
-        Either matrix is not square, has a nonzero diagonal (self-loop), or the two
-        shapes differ.
+        Either matrix is not square, has a nonzero diagonal (self-loop), the two
+        shapes differ, or ``B_est`` has a directed cycle (the DAG metrics assume
+        acyclic graphs; with ``cpdag=True`` a CPDAG matrix is accepted).
 
     References
     ----------
@@ -229,8 +236,9 @@ def f1_score(B_true, B_est):
     Raises
     ------
     ValueError
-        Either matrix is not square, has a nonzero diagonal (self-loop), or the two
-        shapes differ.
+        Either matrix is not square, has a nonzero diagonal (self-loop), the two
+        shapes differ, or ``B_est`` has a directed cycle (the DAG metrics assume
+        acyclic graphs; with ``cpdag=True`` a CPDAG matrix is accepted).
 
     References
     ----------
@@ -327,8 +335,9 @@ def nhd(B_true, B_est):
     Raises
     ------
     ValueError
-        Either matrix is not square, has a nonzero diagonal (self-loop), or the two
-        shapes differ.
+        Either matrix is not square, has a nonzero diagonal (self-loop), the two
+        shapes differ, or ``B_est`` has a directed cycle (the DAG metrics assume
+        acyclic graphs; with ``cpdag=True`` a CPDAG matrix is accepted).
 
     References
     ----------

@@ -13,13 +13,14 @@ import numpy as np
 from .._lib.rng import check_rng
 from .._lib.host import to_host
 from .._lib.validation import check_choice, check_int, check_positive
-from ._checks import as_adjacency, as_real_square
+from ._checks import NOISE_TYPES, as_adjacency, as_real_square
+from .graph import topological_order
+from .simulate_nonlinear import SEM_TYPES, simulate_nonlinear_sem
 
 __all__ = ["simulate_dag", "simulate_weights", "simulate_linear_sem", "simulate_data",
            "SEMData", "GRAPH_TYPES", "NOISE_TYPES"]
 
 GRAPH_TYPES = ("ER", "SF")
-NOISE_TYPES = ("gauss", "exp", "gumbel")
 
 #: the default edge-weight ranges, U([-2, -0.5] u [0.5, 2])
 DEFAULT_WEIGHT_RANGES = ((-2.0, -0.5), (0.5, 2.0))
@@ -181,8 +182,6 @@ def simulate_weights(B, weight_ranges=DEFAULT_WEIGHT_RANGES, rng=None):
     >>> bool(np.all((np.abs(W[W != 0]) >= 0.5) & (np.abs(W[W != 0]) <= 2)))
     True
     """
-    from .graph import topological_order
-
     B = as_adjacency(B, "B", binary=True)
     if topological_order(B) is None:
         raise ValueError("B must be the adjacency of a DAG (it has a cycle)")
@@ -263,8 +262,6 @@ def simulate_linear_sem(W, n, noise_type="gauss", noise_scale=1.0, standardize=F
     >>> np.round(np.var(X, axis=0), 1)
     array([1., 5.])
     """
-    from .graph import topological_order
-
     W = as_real_square(W, "W")
     n = check_int(n, "n", minimum=1)
     noise_type = check_choice(noise_type, NOISE_TYPES, "noise_type")
@@ -341,8 +338,6 @@ def simulate_data(d, n, k=2, graph_type="ER", noise_type="gauss", noise_scale=1.
     rng = check_rng(rng)
     _noise_scale(noise_scale, check_int(d, "d", minimum=1))
     if sem_type != "linear":
-        from .simulate_nonlinear import SEM_TYPES, simulate_nonlinear_sem
-
         check_choice(sem_type, ("linear",) + SEM_TYPES, "sem_type")
         B = simulate_dag(d, k=k, graph_type=graph_type, rng=rng)
         X = simulate_nonlinear_sem(B, n, sem_type=sem_type, noise_type=noise_type,

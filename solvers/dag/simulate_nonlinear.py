@@ -29,7 +29,8 @@ import numpy as np
 
 from .._lib.rng import check_rng
 from .._lib.validation import check_choice, check_int
-from .graph import to_host
+from ._checks import NOISE_TYPES
+from .graph import to_host, topological_order
 
 __all__ = ["simulate_nonlinear_sem", "varsortability", "SEM_TYPES"]
 
@@ -122,9 +123,6 @@ def simulate_nonlinear_sem(B, n, sem_type="mlp", noise_type="gauss", noise_scale
     >>> X.shape, bool(np.isfinite(X).all())
     ((200, 5), True)
     """
-    from .graph import topological_order
-    from .simulate import NOISE_TYPES
-
     B = np.asarray(to_host(B)) != 0
     if B.ndim != 2 or B.shape[0] != B.shape[1]:
         raise ValueError(f"B must be a square matrix, got shape {B.shape}")
