@@ -104,10 +104,11 @@ def lse_reduce(a, b, axes, return_sign, xp=None):
 
 
 def _rows_lse_matmul(a_blk, b_full, lb_full, block_size):
-    """One row chunk of ``A`` against all of ``B``: the blocked in-memory kernel."""
-    from .matmul import logsumexp_matmul
+    """One row chunk of ``A`` against all of ``B``: the blocked in-memory Numba kernel
+    (the chunks arrive as numpy arrays, already of the result's dtype)."""
+    from ._matmul_numba import lse_matmul_numba
 
-    return logsumexp_matmul(a_blk, b_full, log_b=lb_full, block_size=block_size)
+    return lse_matmul_numba(a_blk, b_full, lb_full, block_size)
 
 
 def lse_matmul(A, B, log_b, block_size, xp=None):
