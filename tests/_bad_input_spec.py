@@ -81,7 +81,7 @@ def assign_spec_cells(rows):
     for row in rows:
         row.spec_args = {}
         valid = row.valid()
-        for name in row.covers:
+        for name in (*row.covers, *row.specs):
             spec = spec_of(name)
             if spec is None:
                 continue

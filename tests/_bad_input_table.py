@@ -469,16 +469,21 @@ def kinds(category):
 
 # ------------------------------------------------------------------------------ rows
 class Row:
-    """One entry point: ``call(**valid())`` works; ``args`` maps argument -> category."""
+    """One entry point: ``call(**valid())`` works; ``args`` maps argument -> category.
+
+    ``specs`` names further (possibly private) functions the call delegates to with the
+    same argument names: their option specs generate cells for this row too.
+    """
 
     def __init__(self, id, call, valid, args=None, *, covers, out=None, reference=None,
                  check=None, overrides=None, names=None, skip=(), cast_rtol=None, backend=False,
-                 together=()):
+                 together=(), specs=()):
         self.id, self.call, self.valid, self.args = id, call, valid, dict(args or {})
         if backend:  # the entry point takes backend=: test it too
             self.valid = lambda: {**valid(), "backend": "auto"}
             self.args["backend"] = "backend"
         self.covers = (covers,) if isinstance(covers, str) else tuple(covers)
+        self.specs = (specs,) if isinstance(specs, str) else tuple(specs)
         self.out, self.reference, self.check = out, reference, check
         self.overrides, self.names = dict(overrides or {}), dict(names or {})
         self.skip, self.cast_rtol, self.together = set(skip), cast_rtol, tuple(together)
@@ -947,15 +952,15 @@ ROWS = [
     Row("learn_dag_cosmo", learn_dag,
         lambda: {"X": _c(_DAG_X), "method": "cosmo", "maxiter": 20, "refine": False,
                  "lambda1": 1e-3, "rng": 0, "callback": None},
-        {"X": "dagdata", "method": "choice", "maxiter": "maxiter", "lambda1": "nonneg",
-         "rng": "rng", "callback": "callable"},
-        covers="solvers.dag.learn_dag", backend=True, out=_dag_out),
+        {"X": "dagdata", "method": "choice"},
+        covers="solvers.dag.learn_dag", specs="solvers.dag.cosmo.learn_cosmo",
+        backend=True, out=_dag_out),
     Row("learn_dag_dpdag", learn_dag,
         lambda: {"X": _c(_DAG_X), "method": "dpdag", _DP_ITER: 10, "n_samples": 4,
                  "lr": 0.1, "prior_p": 0.1, "tau": 1.0, "rng": 0},
-        {"X": "dagdata", _DP_ITER: "maxiter", "n_samples": "count", "lr": "scale",
-         "prior_p": "prob", "tau": "scale", "rng": "rng"},
-        covers="solvers.dag.learn_dag", backend=True, out=_dag_out),
+        {"X": "dagdata"},
+        covers="solvers.dag.learn_dag", specs="solvers.dag._dpdag_learn._learn_dpdag",
+        backend=True, out=_dag_out),
     Row("DAGResult", lambda **kw: DAGResult(**kw), lambda: dict(_dag_result()),
         covers="solvers.dag.DAGResult", out=_dag_out),
     Row("DAGResult.to_networkx", lambda **kw: _dag_result().to_networkx(**kw),
