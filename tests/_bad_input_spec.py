@@ -81,12 +81,13 @@ def assign_spec_cells(rows):
     for row in rows:
         row.spec_args = {}
         valid = row.valid()
+        # a delegate's spec (row.specs) is tested again through each row that reaches it
         for name in (*row.covers, *row.specs):
             spec = spec_of(name)
             if spec is None:
                 continue
             for param in spec:
-                key = (id(spec), param.name)
+                key = (id(spec), param.name, row.id if name in row.specs else None)
                 is_array = any(isinstance(c, Array) for c in param.constraints)
                 if key in placed or (is_array and param.name not in valid):
                     continue

@@ -778,9 +778,8 @@ ROWS = [
         lambda: {"fun": _sphere, "x0": np.zeros(2), "method": "cbo",
                  "bounds": [(-2.0, 2.0)] * 2, "maxiter": 15, "n_particles": 10, "rng": 0,
                  "callback": None},
-        {"fun": "objective", "x0": "data+shape", "method": "choice", "bounds": "bounds",
-         "callback": "callable"},
-        covers="solvers.optimize.minimize", names={"x0": ("x0", "bounds"),
+        {"fun": "objective", "x0": "shape", "method": "choice", "bounds": "bounds"},
+        covers="solvers.optimize.minimize", specs="solvers.minimize_cbo", names={"x0": ("x0", "bounds"),
                                                    "bounds": ("bounds", "x0")}),
     Row("minimize_anneal", minimize,
         lambda: {"fun": _c(_QUBO), "method": "anneal", "n_reads": 2, "n_sweeps": 20, "rng": 0},
@@ -789,8 +788,8 @@ ROWS = [
     Row("minimize_safe_kl", minimize,
         lambda: {"fun": _phi, "x0": np.zeros(3), "method": "safe-kl", "data": _c(_X),
                  "rho": 0.1, "batch_size": 4, "maxiter": 10, "rng": 0},
-        {"fun": "objective", "x0": "data", "rho": "prob"}, covers="solvers.optimize.minimize",
-        names={"fun": ("fun", "phi")}),
+        {"fun": "objective"}, covers="solvers.optimize.minimize",
+        specs="solvers.lse.minimize_logsumexp", names={"fun": ("fun", "phi")}),
     # minimize_cbo's options come from its spec (solvers/optimize/_cbo_config.py); written
     # here: the objective, the bounds and x0's length against them
     Row("minimize_cbo", minimize_cbo,
