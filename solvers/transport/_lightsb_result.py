@@ -8,16 +8,40 @@ from .._lib.docstrings import fill_doc, fill_doc_members
 from .._lib.frames import unwrap_frame
 from .._lib.backend import resolve_backend
 from .._lib.namespace import array_namespace
+from .._lib.params import (BACKEND, COUNT, NONE, POSITIVE, SEED, Array, Options, Param,
+                           Real)
 from .._lib.results import OptimizeResult, Status
 from .._lib.rng import Draws, check_rng
-from .._lib.validation import (as_float_array, check_finite, check_positive, check_int,
-                               check_positive_definite)
+from .._lib.validation import check_positive_definite
 from ..lse import logsumexp
 from ._lightsb_kernels import Kernels
 from ._lightsb_model import Params, S_matrices, drift, logits_c, sample, softmax_rows
 from .._lib.host import to_host
 
 __all__ = ["SchrodingerBridgeResult", "bridge_from_parameters"]
+
+_X = Param("x", Array(ndim=(1, 2)), doc="inputs (n, D) or (D,)")
+_Y = Param("y", Array(ndim=(1, 2)), None, "endpoints (n, D) (default: drawn)")
+_T = Param("t", Real(0, 1), doc="time in [0, 1]")
+_RNG = Param("rng", SEED, None, "random numbers")
+#: the point arrays every method converts (``_prep``)
+_POINTS = Options("BridgePointsOptions", _X, _Y)
+_LOG_WEIGHTS = Options("BridgeLogWeightsOptions", _X)
+_MOMENTS = Options("BridgeMomentsOptions", _X)
+_SAMPLE = Options("BridgeSampleOptions", _X,
+                  Param("n_samples", (COUNT, NONE), None, "samples per input (None: one)"),
+                  _RNG)
+_DRIFT = Options("BridgeDriftOptions", _X, _T)
+_SIMULATE = Options("BridgeSimulateOptions", _X,
+                    Param("n_steps", COUNT, 100, "Euler-Maruyama steps"), _RNG)
+_BRIDGE = Options("BridgeBridgeOptions", _X, _T, _RNG, _Y)
+_PARAMETERS = Options(
+    "BridgeParametersOptions",
+    Param("log_alpha", Array(ndim=1), doc="log mixture weights (K,)"),
+    Param("r", Array(ndim=2), doc="component means (K, D)"),
+    Param("S", Array(ndim=(2, 3)), doc="diagonal (K, D) or full (K, D, D) scales"),
+    Param("epsilon", POSITIVE, doc="entropic regularisation"),
+    Param("backend", BACKEND, "auto", "which kernels run"))
 
 _REFERENCES = """
 References
@@ -128,7 +152,7 @@ class SchrodingerBridgeResult(OptimizeResult):
         if be.on_host:
             be = resolve_backend(self.backend, xp_in)
         xp = be.xp
-        x = as_float_array(be.to_device(x), xp, name, ndim=(1, 2))
+        (x,) = _POINTS.arrays(be, **{name: x})
         one = x.ndim == 1
         if one:
             x = x[None, :]
@@ -136,7 +160,6 @@ class SchrodingerBridgeResult(OptimizeResult):
         if x.shape[1] != D:
             raise ValueError(f"{name} must have {D} columns (the bridge's dimension), "
                              f"got shape {tuple(x.shape)}")
-        check_finite(x, xp, name)
         p = self._params.to(xp)
         x = xp.astype(x, p.r.dtype)
         return x, p, xp, be, one
@@ -146,6 +169,7 @@ class SchrodingerBridgeResult(OptimizeResult):
             a = a[0, ...]
         return be.to_input(a)
 
+    @_LOG_WEIGHTS.entry
     def log_weights(self, x):
         """Log mixture weights :math:`\\log \\gamma_k(x)` of :math:`\\pi(\\cdot \\mid x)`.
 
@@ -172,6 +196,7 @@ class SchrodingerBridgeResult(OptimizeResult):
         return self._out(logits - lse[:, None], be, one)
 
     # -- public methods ---------------------------------------------------------------
+    @_MOMENTS.entry
     def conditional_moments(self, x):
         """Exact mean and covariance of the mixture :math:`\\pi_\\theta(\\cdot \\mid x)`.
 
@@ -214,6 +239,7 @@ class SchrodingerBridgeResult(OptimizeResult):
         cov = 0.5 * (cov + xp.matrix_transpose(cov))
         return self._out(mean, be, one), self._out(cov, be, one)
 
+    @_SAMPLE.entry
     def sample(self, x, n_samples=None, rng=None):
         """Exact samples :math:`y \\sim \\pi_\\theta(\\cdot \\mid x)` (no simulation).
 
@@ -243,14 +269,16 @@ class SchrodingerBridgeResult(OptimizeResult):
         >>> y.shape, bool(np.all(np.abs(y.mean(axis=0) - [1.0, -1.0]) < 0.05))
         ((2000, 2), True)
         """
+        cfg = _SAMPLE.validate(n_samples=n_samples, rng=rng)
         x, p, xp, be, one = self._prep(x)
-        ns = 1 if n_samples is None else check_int(n_samples, "n_samples", minimum=1)
-        draws = Draws(check_rng(rng), xp)
+        ns = 1 if cfg.n_samples is None else cfg.n_samples
+        draws = Draws(check_rng(cfg.rng), xp)
         y = sample(x, p, self.epsilon, ns, draws, xp, Kernels(be))       # (n, ns, D)
         if n_samples is None:
             y = y[:, 0, :]
         return self._out(y, be, one)
 
+    @_DRIFT.entry
     def drift(self, x, t):
         """Closed-form drift :math:`g(x, t)` of the fitted bridge SDE.
 
@@ -281,10 +309,8 @@ class SchrodingerBridgeResult(OptimizeResult):
         >>> sb.drift(np.zeros(2), 1.0).tolist()  # S^{-1} r at t = 1, x = 0
         [0.5, -2.0]
         """
+        t = _DRIFT.validate(t=t).t
         x, p, xp, be, one = self._prep(x)
-        t = float(t)
-        if not 0.0 <= t <= 1.0:
-            raise ValueError(f"t must lie in [0, 1], got {t}")
         return self._out(drift(x, t, p, self.epsilon, xp, Kernels(be).lse,
                                  self._eig_in(xp)), be, one)
 
@@ -301,6 +327,7 @@ class SchrodingerBridgeResult(OptimizeResult):
             lam, U = xp.asarray(to_host(lam)), xp.asarray(to_host(U))
         return lam, U
 
+    @_SIMULATE.entry
     def simulate(self, x, n_steps=100, rng=None):
         """Euler–Maruyama simulation of the bridge SDE from ``x`` at t = 0 to t = 1.
 
@@ -338,9 +365,10 @@ class SchrodingerBridgeResult(OptimizeResult):
         >>> path.shape, bool(np.all(path[0] == 0.0))
         ((11, 100, 2), True)
         """
+        cfg = _SIMULATE.validate(n_steps=n_steps, rng=rng)
         x, p, xp, be, one = self._prep(x)
-        n_steps = check_int(n_steps, "n_steps", minimum=1)
-        draws = Draws(check_rng(rng), xp)
+        n_steps = cfg.n_steps
+        draws = Draws(check_rng(cfg.rng), xp)
         h = 1.0 / n_steps
         eig = self._eig_in(xp)
         path = [x]
@@ -356,6 +384,7 @@ class SchrodingerBridgeResult(OptimizeResult):
             path = path[:, 0, :]
         return be.to_input(path)
 
+    @_BRIDGE.entry
     def bridge(self, x, t, rng=None, y=None):
         """Sample :math:`X_t` given :math:`X_0 = x` (and :math:`X_1 = y` when given).
 
@@ -391,10 +420,8 @@ class SchrodingerBridgeResult(OptimizeResult):
         >>> bool(np.all(x0 == x)), bool(np.all(x1 == y))
         (True, True)
         """
-        t = float(t)
-        if not 0.0 <= t <= 1.0:
-            raise ValueError(f"t must lie in [0, 1], got {t}")
-        gen = check_rng(rng)
+        cfg = _BRIDGE.validate(t=t, rng=rng)
+        t, gen = cfg.t, check_rng(cfg.rng)
         xd, p, xp, be, one = self._prep(x)
         if y is None:
             yd = sample(xd, p, self.epsilon, 1, Draws(gen, xp), xp, Kernels(be))[:, 0, :]
@@ -428,6 +455,7 @@ def _cholesky_S(S, xp):
     return q
 
 
+@_PARAMETERS.entry
 @fill_doc(references=_REFERENCES)
 def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
     """Build a :class:`SchrodingerBridgeResult` from given LightSB parameters.
@@ -472,18 +500,14 @@ def bridge_from_parameters(log_alpha, r, S, epsilon, *, backend="auto"):
     >>> np.exp(sb.log_alpha).round(12).tolist(), sb.covariance
     ([0.25, 0.75], 'diag')
     """
-    epsilon = check_positive(epsilon, "epsilon")
+    epsilon = _PARAMETERS.validate(epsilon=epsilon, backend=backend).epsilon
     xp_in = array_namespace(log_alpha, r, S)
     be = resolve_backend(backend, xp_in)
     xp = be.xp
-    la = as_float_array(be.to_device(log_alpha), xp, "log_alpha", ndim=1)
-    r = as_float_array(be.to_device(r), xp, "r", ndim=2)
-    S = as_float_array(be.to_device(S), xp, "S", ndim=(2, 3))
+    la, r, S = _PARAMETERS.arrays(be, log_alpha=log_alpha, r=r, S=S)
     kind = "diag" if S.ndim == 2 else "full"
     if S.shape[0] != r.shape[0] or la.shape[0] != r.shape[0] or S.shape[1] != r.shape[1]:
         raise ValueError("log_alpha, r and S must describe the same K components of dimension D")
-    for name, a in (("log_alpha", la), ("r", r), ("S", S)):
-        check_finite(a, xp, name)
     if kind == "diag" and not bool(xp.all(S > 0)):
         raise ValueError("diagonal S must have positive entries (it is a covariance scale)")
     if kind == "full":
