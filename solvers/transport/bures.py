@@ -20,6 +20,7 @@ from .bures_kernels import (roots as _roots, sym as _sym, sqrt_and_inv_sqrt as _
                             sqdist_gram as _sqdist_gram, cdist_full as _cdist_full,
                             weighted_root_sum as _weighted_root_sum,
                             check_covariances as _check_covariances,
+                            half_to_single as _half_to_single,
                             generic_backend as _generic_backend,
                             kernel_backend as _kernel_backend)
 
@@ -33,13 +34,17 @@ SQRTM_OPTIONS = Options(
 DISTANCE_OPTIONS = Options(
     "BuresDistanceOptions",
     Param("m1", Array(), doc="means of the first Gaussians (..., d)"),
+    Param("S1", Array(), doc="covariances of the first Gaussians (..., d, d)"),
     Param("m2", Array(), doc="means of the second Gaussians (..., d)"),
+    Param("S2", Array(), doc="covariances of the second Gaussians (..., d, d)"),
     Param("squared", FLAG, False, "return the squared distance"))
 
 CDIST_OPTIONS = Options(
     "BuresCdistOptions",
     Param("query_means", Array(ndim=2), doc="query means (Q, d)"),
+    Param("query_covs", Array(), doc="query covariances (Q, d, d) or variances (Q, d)"),
     Param("means", Array(ndim=2), doc="means (N, d)"),
+    Param("covs", Array(), doc="covariances (N, d, d) or variances (N, d)"),
     Param("diagonal", FLAG, False, "covariances given as variances"),
     Param("squared", FLAG, True, "return squared distances"),
     Param("backend", BACKEND, "auto", _BACKEND_DOC))
@@ -135,7 +140,7 @@ def _check_gaussian(m, S, xp, mname, sname):
     """Means ``(..., d)`` (already converted and checked finite by the spec) and their
     covariances ``(..., d, d)`` of the same batch shape: finite, symmetric positive
     semi-definite. Errors name ``mname`` / ``sname``."""
-    S = as_float_array(S, xp, sname)
+    S = _half_to_single(as_float_array(S, xp, sname), xp)
     if m.ndim < 1:
         raise ValueError(f"{mname} must have shape (..., d), got a scalar")
     if S.ndim < 2 or S.shape[-1] != S.shape[-2]:
@@ -214,7 +219,7 @@ def bures_wasserstein_distance(m1, S1, m2, S2, *, squared=False):
     cfg = DISTANCE_OPTIONS.validate(squared=squared)
     be = _generic_backend(m1, S1, m2, S2)
     xp = be.xp
-    m1, m2 = DISTANCE_OPTIONS.arrays(be, m1=m1, m2=m2)
+    m1, S1, m2, S2 = DISTANCE_OPTIONS.arrays(be, m1=m1, S1=S1, m2=m2, S2=S2)
     S1 = _check_gaussian(m1, S1, xp, "m1", "S1")
     S2 = _check_gaussian(m2, S2, xp, "m2", "S2")
     if m1.shape[-1] != m2.shape[-1]:
@@ -285,10 +290,11 @@ def bures_wasserstein_cdist(query_means, query_covs, means, covs, *, diagonal=Fa
     cfg = CDIST_OPTIONS.validate(diagonal=diagonal, squared=squared, backend=backend)
     be = resolve_backend(cfg.backend, array_namespace(query_means, query_covs, means, covs))
     xpc = be.xp
-    qm, m = CDIST_OPTIONS.arrays(be, query_means=query_means, means=means)
-    qS = _check_covariances(qm, be.to_device(query_covs), xpc, diagonal=cfg.diagonal,
+    qm, qS, m, S = CDIST_OPTIONS.arrays(be, query_means=query_means,
+                                        query_covs=query_covs, means=means, covs=covs)
+    qS = _check_covariances(qm, qS, xpc, diagonal=cfg.diagonal,
                             names=("query_means", "query_covs"))
-    S = _check_covariances(m, be.to_device(covs), xpc, diagonal=cfg.diagonal)
+    S = _check_covariances(m, S, xpc, diagonal=cfg.diagonal)
     if qm.shape[1] != m.shape[1]:
         raise ValueError(f"query_means have dimension {qm.shape[1]} but means have "
                          f"dimension {m.shape[1]}")

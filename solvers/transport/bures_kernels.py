@@ -107,6 +107,13 @@ def screened_cdist(qm, R, trq, rq, m, S, trS, rS, cut, be):
     return kernel(qm, R, trq, rq, m, S, trS, rS, cut)
 
 
+def half_to_single(S, xp):
+    """``S`` as float32 when it is float16 (linear algebra has no half precision)."""
+    if S.dtype == getattr(xp, "float16", None):
+        return xp.astype(S, xp.float32)
+    return S
+
+
 def check_covariances(m, S, xp, *, diagonal, names=("means", "covs"), dtype=None):
     """Validate covariances (N, d, d), or variances (N, d) with ``diagonal``, against means
     ``m`` (N, d) already converted and checked finite (by an option spec).
@@ -116,7 +123,7 @@ def check_covariances(m, S, xp, *, diagonal, names=("means", "covs"), dtype=None
     non-positive variances or covariances that are not symmetric positive definite.
     """
     mname, sname = names
-    S = as_float_array(S, xp, sname, dtype=dtype)
+    S = half_to_single(as_float_array(S, xp, sname, dtype=dtype), xp)
     want = tuple(m.shape) + (() if diagonal else (m.shape[-1],))
     if tuple(S.shape) != want:
         kind = "variances" if diagonal else "covariance matrices"

@@ -22,15 +22,17 @@ from .._lib.docstrings import fill_doc_members, fill_doc
 from .._lib.namespace import array_namespace
 from .._lib.params import POSITIVE, Array, Options, Param, Real
 from .._lib.results import OptimizeResult
-from .._lib.validation import as_float_array, check_positive_definite
-from .bures_kernels import generic_backend, roots
+from .._lib.validation import check_positive_definite
+from .bures_kernels import generic_backend, half_to_single, roots
 
 __all__ = ["entropic_gaussian_plan", "EntropicGaussianPlan"]
 
 OPTIONS = Options(
     "EntropicGaussianPlanOptions",
     Param("a", Array(ndim=1), doc="mean of the source Gaussian (d,)"),
+    Param("A", Array(ndim=2), doc="covariance of the source Gaussian (d, d)"),
     Param("b", Array(ndim=1), doc="mean of the target Gaussian (d,)"),
+    Param("B", Array(ndim=2), doc="covariance of the target Gaussian (d, d)"),
     Param("epsilon", POSITIVE, doc="entropy weight"))
 
 #: the time of :meth:`EntropicGaussianPlan.bridge_marginal`
@@ -198,9 +200,8 @@ def entropic_gaussian_plan(a, A, b, B, epsilon):
     epsilon = OPTIONS.validate(epsilon=epsilon).epsilon
     be = generic_backend(a, A, b, B)
     xp = be.xp
-    a, b = OPTIONS.arrays(be, a=a, b=b)
-    A = as_float_array(A, xp, "A", ndim=2)
-    B = as_float_array(B, xp, "B", ndim=2)
+    a, A, b, B = OPTIONS.arrays(be, a=a, A=A, b=b, B=B)
+    A, B = half_to_single(A, xp), half_to_single(B, xp)
     d = a.shape[0]
     for name, v in (("b", b),):
         if v.shape[0] != d:
