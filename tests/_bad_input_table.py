@@ -873,7 +873,8 @@ ROWS = [
         {"a": "shape", "A": "spd_values", "b": "shape", "B": "spd_values"},
         covers="solvers.transport.entropic_gaussian_plan"),
     Row("monge_map", monge_map, lambda: {"source_covs": _c(_C), "target_covs": _c(_C[::-1])},
-        {"source_covs": "spd", "target_covs": "spd"}, covers="solvers.transport.monge_map",
+        {"source_covs": "spd_spec", "target_covs": "spd_spec"},
+        covers="solvers.transport.monge_map",
         together=[("source_covs", "target_covs")],
         overrides={("source_covs", "ndim"): EITHER, ("target_covs", "ndim"): EITHER}),
     # sqrtm_psd is documented to symmetrise S and clip negative eigenvalues
@@ -882,7 +883,7 @@ ROWS = [
         overrides={("S", "nonsym"): EITHER, ("S", "nonspd"): EITHER, ("S", "ndim"): EITHER}),
     Row("weighted_monge_map", weighted_monge_map,
         lambda: {"query_covs": _c(_CQ), "covs": _c(_C), "weights": np.tile(_W4, (2, 1))},
-        {"query_covs": "spd", "covs": "spd", "weights": "weights"},
+        {"query_covs": "spd_values", "covs": "spd_values", "weights": "weights"},
         covers="solvers.transport.weighted_monge_map", backend=True,
         together=[("query_covs", "weights")],
         overrides={("weights", "zero"): EITHER}),  # documented: non-negative, sum not fixed

@@ -50,10 +50,15 @@ CDIST_OPTIONS = Options(
     Param("backend", BACKEND, "auto", _BACKEND_DOC))
 
 MONGE_OPTIONS = Options(
-    "MongeMapOptions", Param("diagonal", FLAG, False, "covariances given as variances"))
+    "MongeMapOptions",
+    Param("source_covs", Array(), doc="source covariances (..., d, d) or variances (..., d)"),
+    Param("target_covs", Array(), doc="target covariances (..., d, d) or variances (..., d)"),
+    Param("diagonal", FLAG, False, "covariances given as variances"))
 
 WEIGHTED_MONGE_OPTIONS = Options(
     "WeightedMongeMapOptions",
+    Param("query_covs", Array(ndim=3), doc="query covariances (Q, d, d)"),
+    Param("covs", Array(ndim=3), doc="covariances (N, d, d)"),
     Param("weights", Array(ndim=2), doc="nonnegative weights (Q, N)"),
     Param("backend", BACKEND, "auto", _BACKEND_DOC))
 
@@ -358,11 +363,16 @@ def monge_map(source_covs, target_covs, *, diagonal=False):
     (True, True)
     """
     cfg = MONGE_OPTIONS.validate(diagonal=diagonal)
-    xp = array_namespace(source_covs, target_covs)
-    S0 = as_float_array(source_covs, xp, "source_covs")
-    S1 = as_float_array(target_covs, xp, "target_covs")
+    be = _generic_backend(source_covs, target_covs)
+    xp = be.xp
+    S0, S1 = MONGE_OPTIONS.arrays(be, source_covs=source_covs, target_covs=target_covs)
+    S0, S1 = _half_to_single(S0, xp), _half_to_single(S1, xp)
+    try:
+        broadcast_shapes(tuple(S0.shape), tuple(S1.shape))
+    except ValueError:
+        raise ValueError(f"target_covs with shape {tuple(S1.shape)} does not broadcast "
+                         f"against source_covs with shape {tuple(S0.shape)}") from None
     if cfg.diagonal:
-        check_finite(S0, xp, "source_covs")
         if bool(xp.any(S0 <= 0)):
             raise ValueError("source_covs must be positive variances (diagonal=True)")
         return xp.sqrt(xp.maximum(S1, xp.zeros_like(S1)) / S0)
@@ -430,9 +440,9 @@ def weighted_monge_map(query_covs, covs, weights, *, backend="auto"):
     cfg = WEIGHTED_MONGE_OPTIONS.validate(backend=backend)
     be = resolve_backend(cfg.backend, array_namespace(query_covs, covs, weights))
     xpc = be.xp
-    (W,) = WEIGHTED_MONGE_OPTIONS.arrays(be, weights=weights)
-    qS = as_float_array(be.to_device(query_covs), xpc, "query_covs", ndim=3)
-    S = as_float_array(be.to_device(covs), xpc, "covs", ndim=3)
+    qS, S, W = WEIGHTED_MONGE_OPTIONS.arrays(be, query_covs=query_covs, covs=covs,
+                                             weights=weights)
+    qS, S = _half_to_single(qS, xpc), _half_to_single(S, xpc)
     if qS.shape[1:] != S.shape[1:] or tuple(W.shape) != (qS.shape[0], S.shape[0]):
         raise ValueError(f"expected query_covs (Q, d, d), covs (N, d, d), weights (Q, N); got "
                          f"{tuple(qS.shape)}, {tuple(S.shape)}, {tuple(W.shape)}")
