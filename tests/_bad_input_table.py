@@ -890,8 +890,8 @@ ROWS = [
     # ---------------------------------------------------------- transport.benchmark
     Row("BenchmarkPair", BenchmarkPair,
         lambda: {"weights": _c(_W4), "means": _c(_M), "covariances": _c(_C), "epsilon": 1.0},
-        {"weights": "simplex", "means": "data+shape", "covariances": "spd",
-         "epsilon": "scale"}, covers="solvers.transport.benchmark.BenchmarkPair",
+        {"weights": "weights", "means": "shape", "covariances": "spd_values"},
+        covers="solvers.transport.benchmark.BenchmarkPair",
         together=[("weights", "means", "covariances")],
         out=lambda p: [p.Lambda, p.S, p.r, p.log_alpha],
         names={"means": ("means", "covariances", "weights")}),

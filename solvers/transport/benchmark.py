@@ -34,10 +34,11 @@ import warnings
 import numpy as np
 
 from .._lib.docstrings import fill_doc, fill_doc_members
+from .._lib.backend import resolve_backend
 from .._lib.host import to_host
+from .._lib.params import POSITIVE, Array, Options, Param
 from .._lib.rng import check_rng
-from .._lib.validation import (as_float_array, check_finite, check_int, check_positive,
-                               check_shape)
+from .._lib.validation import as_float_array, check_finite, check_int, check_shape
 from .bures import bures_wasserstein_distance
 from .bures_kernels import check_gaussians
 
@@ -136,22 +137,29 @@ def bw2_squared(m1, S1, m2, S2):
     return 0.5 * bures_wasserstein_distance(m1, S1, m2, S2, squared=True)
 
 
+PAIR_OPTIONS = Options(
+    "BenchmarkPairOptions",
+    Param("weights", Array(ndim=1), doc="positive mixture weights (N,)"),
+    Param("means", Array(ndim=2, empty=False), doc="means of the potential (N, D)"),
+    Param("covariances", Array(ndim=3), doc="covariances of the potential (N, D, D)"),
+    Param("epsilon", POSITIVE, doc="entropy weight"))
+
+
 def _check_potential(weights, means, covariances):
     """The mixture potential of a :class:`BenchmarkPair`: positive weights (N,), finite
     means (N, D), symmetric positive definite covariances (N, D, D), N >= 1."""
+    arrays = PAIR_OPTIONS.arrays(resolve_backend("numpy", np), weights=weights, means=means,
+                                 covariances=covariances)
+    weights, means, covariances = (np.asarray(a, dtype=np.float64) for a in arrays)
     means, covariances = check_gaussians(means, covariances, np, "", diagonal=False,
                                          names=("means", "covariances"), dtype=np.float64)
-    if means.shape[0] == 0:
-        raise ValueError("means must hold at least one mixture component, got shape "
-                         f"{means.shape}")
-    weights = as_float_array(weights, np, "weights", ndim=1, dtype=np.float64)
     check_shape(weights, (means.shape[0],), "weights")
-    check_finite(weights, np, "weights")
     if np.any(weights <= 0):
         raise ValueError("weights must be positive")
     return weights, means, covariances
 
 
+@PAIR_OPTIONS.entry
 class BenchmarkPair:
     """A pair ``(p0, p1)`` with a known entropic OT plan (see :func:`make_pair`).
 
@@ -214,7 +222,7 @@ class BenchmarkPair:
     def __init__(self, weights, means, covariances, epsilon, *, rotated=False, seed=0):
         self.weights, self.means, self.covariances = _check_potential(weights, means,
                                                                       covariances)
-        self.epsilon = check_positive(epsilon, "epsilon")
+        self.epsilon = PAIR_OPTIONS.validate(epsilon=epsilon).epsilon
         self.dim = self.means.shape[1]
         self.rotated = bool(rotated)
         self.seed = seed
