@@ -920,8 +920,7 @@ ROWS = [
     Row("cbw_uvp", cbw_uvp,
         lambda: {"model": _pair().bridge(), "pair": _pair(), "x": _c(_X[:5, :2]),
                  "n_samples": 20, "rng": 0, "chunk": 2},
-        {"model": "object", "pair": "object", "x": "data+shape", "n_samples": "count",
-         "rng": "rng", "chunk": "count"},
+        {"model": "object", "pair": "object", "x": "shape"},
         covers="solvers.transport.benchmark.cbw_uvp"),
     # --------------------------------------------------------------------- memory
     Row("GaussianMemory", GaussianMemory,

@@ -36,9 +36,9 @@ import numpy as np
 from .._lib.docstrings import fill_doc, fill_doc_members
 from .._lib.backend import resolve_backend
 from .._lib.host import to_host
-from .._lib.params import POSITIVE, Array, Options, Param
+from .._lib.params import COUNT, NONE, POSITIVE, SEED, Array, Options, Param
 from .._lib.rng import check_rng
-from .._lib.validation import as_float_array, check_finite, check_int, check_shape
+from .._lib.validation import check_int, check_shape
 from .bures import bures_wasserstein_distance
 from .bures_kernels import check_gaussians
 
@@ -525,6 +525,16 @@ def bw_uvp(model, pair, *, n_samples=10_000, exact=False, rng=None):
     return float(100.0 * bw2_squared(m1, C1, m2, C2) / (0.5 * pair.var_x1))
 
 
+CBW_OPTIONS = Options(
+    "CbwUvpOptions",
+    Param("x", Array(ndim=2, empty=False), None, "inputs (n, D) (default: drawn from p0)"),
+    Param("n_inputs", COUNT, 1000, "inputs drawn when x is None"),
+    Param("n_samples", COUNT, 1000, "draws per input (>= 2 for the sample version)"),
+    Param("rng", SEED, None, "random numbers"),
+    Param("chunk", (COUNT, NONE), None, "inputs per sampling block"))
+
+
+@CBW_OPTIONS.entry
 @fill_doc(**_DOCS)
 def cbw_uvp(model, pair, *, x=None, n_inputs=1000, n_samples=1000, exact=False, rng=None,
             chunk=None):
@@ -576,16 +586,12 @@ def cbw_uvp(model, pair, *, x=None, n_inputs=1000, n_samples=1000, exact=False, 
     0.0
     """
     _check_model_pair(model, pair)
-    if chunk is not None:
-        chunk = check_int(chunk, "chunk", minimum=1)
-    gen = check_rng(rng)
+    cfg = CBW_OPTIONS.validate(n_inputs=n_inputs, n_samples=n_samples, rng=rng, chunk=chunk)
+    chunk, gen = cfg.chunk, check_rng(cfg.rng)
     if x is None:
-        x = pair.sample_x0(check_int(n_inputs, "n_inputs", minimum=1), gen)
-    x = as_float_array(x, np, "x", ndim=2)
+        x = pair.sample_x0(cfg.n_inputs, gen)
+    (x,) = CBW_OPTIONS.arrays(resolve_backend("numpy", np), x=x)
     check_shape(x, (None, pair.dim), "x")
-    check_finite(x, np, "x")
-    if x.shape[0] == 0:
-        raise ValueError("x must hold at least one input, got shape (0, D)")
     norm = 0.5 * pair.var_x1
     if exact:
         m1, C1 = (to_host(a) for a in model.conditional_moments(x))
