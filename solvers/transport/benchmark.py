@@ -372,6 +372,14 @@ class BenchmarkPair:
                 f"n_components={self.weights.shape[0]}, rotated={self.rotated}, seed={self.seed})")
 
 
+MAKE_PAIR_OPTIONS = Options(
+    "MakePairOptions",
+    Param("dim", COUNT, doc="dimension D"),
+    Param("epsilon", POSITIVE, doc="entropy weight"),
+    Param("n_components", COUNT, 5, "mixture components of the potential"))
+
+
+@MAKE_PAIR_OPTIONS.entry
 @fill_doc(**_DOCS)
 def make_pair(dim, epsilon, *, n_components=5, rotated=False, rng=0, seed=None):
     """Build a benchmark pair with a known entropic OT solution.
@@ -423,8 +431,8 @@ def make_pair(dim, epsilon, *, n_components=5, rotated=False, rng=0, seed=None):
     >>> pair.sample_x1(5, rng=0).shape
     (5, 2)
     """
-    dim = check_int(dim, "dim", minimum=1)
-    N = check_int(n_components, "n_components", minimum=1)
+    cfg = MAKE_PAIR_OPTIONS.validate(dim=dim, epsilon=epsilon, n_components=n_components)
+    dim, epsilon, N = cfg.dim, cfg.epsilon, cfg.n_components
     if seed is not None:
         warnings.warn("make_pair(seed=) is deprecated; pass rng= (the same int names the "
                       "same pair)", DeprecationWarning, stacklevel=2)
