@@ -852,7 +852,7 @@ ROWS = [
     Row("bures_wasserstein_barycenter", bures_wasserstein_barycenter,
         lambda: {"means": _c(_M), "covs": _c(_C), "weights": _c(_W4), "maxiter": 50,
                  "tol": 1e-10},
-        {"means": "shape", "covs": "spd", "weights": "weights"},
+        {"means": "shape", "covs": "spd_spec", "weights": "weights"},
         covers="solvers.transport.bures_wasserstein_barycenter", backend=True,
         together=[("means", "covs", "weights")],
         names={"means": ("means", "covs", "weights")}),
@@ -878,7 +878,7 @@ ROWS = [
         together=[("source_covs", "target_covs")],
         overrides={("source_covs", "ndim"): EITHER, ("target_covs", "ndim"): EITHER}),
     # sqrtm_psd is documented to symmetrise S and clip negative eigenvalues
-    Row("sqrtm_psd", sqrtm_psd, lambda: {"S": _c(_C)}, {"S": "spd"},
+    Row("sqrtm_psd", sqrtm_psd, lambda: {"S": _c(_C)}, {"S": "spd_spec"},
         covers="solvers.transport.sqrtm_psd", backend=True,
         overrides={("S", "nonsym"): EITHER, ("S", "nonspd"): EITHER, ("S", "ndim"): EITHER}),
     Row("weighted_monge_map", weighted_monge_map,

@@ -15,7 +15,7 @@ from .._lib.backend import resolve_backend
 from .._lib.docstrings import fill_doc
 from .._lib.namespace import array_namespace
 from .._lib.params import BACKEND, COUNT, FLAG, NONNEGATIVE, Array, Options, Param
-from .._lib.validation import as_float_array, check_finite, check_positive_definite
+from .._lib.validation import as_float_array, check_positive_definite
 from .bures_kernels import (roots as _roots, sym as _sym, sqrt_and_inv_sqrt as _sqrt_and_inv_sqrt,
                             sqdist_gram as _sqdist_gram, cdist_full as _cdist_full,
                             weighted_root_sum as _weighted_root_sum,
@@ -28,6 +28,7 @@ _BACKEND_DOC = "which kernels run"
 
 SQRTM_OPTIONS = Options(
     "SqrtmPsdOptions",
+    Param("S", Array(), doc="symmetric PSD matrices (..., d, d)"),
     Param("inverse", FLAG, False, "return the inverse square root"),
     Param("backend", BACKEND, "auto", _BACKEND_DOC))
 
@@ -65,6 +66,7 @@ WEIGHTED_MONGE_OPTIONS = Options(
 BARYCENTER_OPTIONS = Options(
     "BuresBarycenterOptions",
     Param("means", Array(ndim=2), doc="means (N, d)"),
+    Param("covs", Array(), doc="covariances (N, d, d) or variances (N, d)"),
     Param("weights", Array(ndim=(1, 2)), None, "nonnegative weights (N,) or (B, N)"),
     Param("maxiter", COUNT, 200, "iteration cap"),
     Param("tol", NONNEGATIVE, 1e-12, "relative W2 length of the last step"),
@@ -132,11 +134,11 @@ def sqrtm_psd(S, *, inverse=False, backend="auto"):
     cfg = SQRTM_OPTIONS.validate(inverse=inverse, backend=backend)
     be = resolve_backend(cfg.backend, array_namespace(S))
     xp = be.xp
-    S = as_float_array(be.to_device(S), xp, "S")
+    (S,) = SQRTM_OPTIONS.arrays(be, S=S)
+    S = _half_to_single(S, xp)
     if S.ndim < 2 or S.shape[-1] != S.shape[-2]:
         raise ValueError(f"S must be a stack of square matrices (..., d, d), got shape "
                          f"{tuple(S.shape)}")
-    check_finite(S, xp, "S")
     _, R, Rinv = _roots(S, xp)
     return be.to_input(Rinv if cfg.inverse else R)
 
@@ -524,8 +526,8 @@ def bures_wasserstein_barycenter(means, covs, weights=None, *, cov_init=None, ma
                                       return_info=return_info, backend=backend)
     be = resolve_backend(cfg.backend, array_namespace(means, covs, weights, cov_init))
     xpc = be.xp
-    m, W = BARYCENTER_OPTIONS.arrays(be, means=means, weights=weights)
-    S = _check_covariances(m, be.to_device(covs), xpc, diagonal=cfg.diagonal)
+    m, S, W = BARYCENTER_OPTIONS.arrays(be, means=means, covs=covs, weights=weights)
+    S = _check_covariances(m, S, xpc, diagonal=cfg.diagonal)
     N, d = m.shape
     if N == 0:
         raise ValueError("means and covs must hold at least one Gaussian (the barycenter "
