@@ -688,7 +688,7 @@ def _dpdag_iter_name():
 
 
 _DP_ITER = _dpdag_iter_name()
-_QA = {"means": "shape", "covs": "spd"}
+_QA = {"means": "shape", "covs": "spd_spec"}
 # the memory methods call their queries query_means / query_covs / queries
 _QNAMES = {"means": ("means", "query_means", "covs"), "covs": ("covs", "query_covs")}
 _XNAMES = {"x": ("x", "queries")}
@@ -925,7 +925,7 @@ ROWS = [
     # --------------------------------------------------------------------- memory
     Row("GaussianMemory", GaussianMemory,
         lambda: {"means": _c(_M), "covs": _c(_C), "beta": 1.0, "path": "auto", "screen": 50.0},
-        {"means": "shape", "covs": "spd"},
+        {"means": "shape", "covs": "spd_spec"},
         covers="solvers.memory.GaussianMemory", backend=True, together=[("means", "covs")],
         out=_memory_out, names={"means": ("means", "covs")}),
     *_methods("GaussianMemory", _gmem, "solvers.memory.GaussianMemory", [

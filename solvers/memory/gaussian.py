@@ -5,7 +5,6 @@ from .._lib.backend import backend_arg, resolve_backend
 from .._lib.docstrings import fill_doc_members
 from .._lib.namespace import array_namespace, is_dask_array
 from .._lib.params import BACKEND, NONE, POSITIVE, Array, Choice, Options, Param
-from .._lib.validation import as_float_array
 from ..lse import logsumexp, softmax
 from ..transport import bures_kernels as _bw
 from ._dask import retrieve_dask
@@ -19,18 +18,21 @@ __all__ = ["GaussianMemory"]
 OPTIONS = Options(
     "GaussianMemoryOptions",
     Param("means", Array(ndim=2), doc="stored means (N, d)"),
+    Param("covs", Array(), doc="stored covariances (N, d, d) or variances (N, d)"),
     Param("beta", POSITIVE, 1.0, "inverse temperature"),
     Param("path", Choice("auto", "full", "diagonal", "commuting"), "auto",
           "retrieval geometry"),
     Param("screen", (POSITIVE, NONE), 50.0, "distance screening margin (None: off)"),
     Param("backend", BACKEND, "auto", "which kernels run"))
 
-#: the query means of every method (the covariances are checked by hand: SPD)
+#: the query arrays of every method (the covariances' shapes and SPD checks are by hand)
 _QUERY_MEANS = Param("means", Array(ndim=(1, 2)), doc="query means (Q, d) or (d,)")
+_QUERY_COVS = Param("covs", Array(), doc="query covariances (Q, d, d) or variances (Q, d)")
 #: each query method declares its own spec (so each has its own bad-input cells)
-QUERY_OPTIONS = {name: Options(f"GaussianMemory{name.title()}Options", _QUERY_MEANS)
+QUERY_OPTIONS = {name: Options(f"GaussianMemory{name.title()}Options", _QUERY_MEANS,
+                               _QUERY_COVS)
                  for name in ("distances", "energy", "weights", "nearest", "step")}
-RETRIEVE_OPTIONS = retrieve_options(1e-9, _QUERY_MEANS)
+RETRIEVE_OPTIONS = retrieve_options(1e-9, _QUERY_MEANS, _QUERY_COVS)
 
 _REFERENCES = """
 References
@@ -129,7 +131,7 @@ class GaussianMemory:
         xpc = be.xp
         self.beta, self.screen = cfg.beta, cfg.screen
         path, screen = cfg.path, cfg.screen
-        covs_in = as_float_array(be.to_device(covs), xpc, "covs")
+        (covs_in,) = OPTIONS.arrays(be, covs=covs)
         if covs_in.ndim >= 1 and covs_in.shape[0] == 0:
             raise ValueError("means and covs must hold at least one stored pattern, got 0")
         self.diagonal_storage = covs_in.ndim == 2
@@ -214,10 +216,9 @@ class GaussianMemory:
         be, xp = self._be, self._be.xp
         means, _ = from_frame(means, "means", self.feature_names)
         covs, _ = from_frame(covs, "covs")
-        (qm,) = spec.arrays(be, means=means)
+        qm, qS = spec.arrays(be, means=means, covs=covs)
         single = qm.ndim == 1
         qm = xp.reshape(qm, (-1, qm.shape[-1]))
-        qS = as_float_array(be.to_device(covs), xp, "query covs")
         want_nd = 1 if self.diagonal_storage else 2
         if qS.ndim == want_nd:
             qS = xp.reshape(qS, (1,) + tuple(qS.shape))
