@@ -950,7 +950,7 @@ ROWS = [
         {"eig_range": "range"}, covers="solvers.memory.synthetic_patterns"),
     Row("perturb", perturb,
         lambda: {"means": _c(_M), "covs": _c(_C), "radius": 0.1, "method": "exact", "rng": 0},
-        {"means": "shape", "covs": "spd"}, covers="solvers.memory.perturb",
+        {"means": "shape", "covs": "spd_spec"}, covers="solvers.memory.perturb",
         together=[("means", "covs")],
         names={"means": ("means", "covs")}),
     Row("retrieval_rate", retrieval_rate,

@@ -38,6 +38,7 @@ PATTERNS_OPTIONS = Options(
 PERTURB_OPTIONS = Options(
     "PerturbOptions",
     Param("means", Array(ndim=2), doc="means (Q, d)"),
+    Param("covs", Array(), doc="covariances (Q, d, d) or variances (Q, d)"),
     Param("radius", NONNEGATIVE, doc="W2 length of the move"),
     Param("commuting", FLAG, False, "keep each covariance in its pattern's eigenbasis"),
     Param("method", Choice("exact", "authors"), "exact", "how the Gaussians move"),
@@ -66,9 +67,9 @@ def _check_range(value, name):
 def _check_perturb_input(means, covs):
     """Means (Q, d) and covariances (Q, d, d) or variances (Q, d), validated, as float64
     numpy arrays."""
-    (means,) = PERTURB_OPTIONS.arrays(resolve_backend("numpy", np), means=means)
+    means, covs = PERTURB_OPTIONS.arrays(resolve_backend("numpy", np), means=means, covs=covs)
     means = means.astype(np.float64, copy=False)
-    diagonal = np.ndim(covs) == 2
+    diagonal = covs.ndim == 2
     return means, check_covariances(means, covs, np, diagonal=diagonal, dtype=np.float64)
 
 
