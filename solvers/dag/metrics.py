@@ -10,10 +10,11 @@ from ._checks import as_real_square
 from .cpdag import cpdag_accuracy
 from .graph import is_dag, to_host
 from .._lib.docstrings import fill_doc
+from ._docs import DOCS
 
 
 #: docstring blocks shared by this module's functions (filled by fill_doc)
-_DOCS = {}
+_DOCS = dict(DOCS)
 _DOCS["params_b"] = """
 Parameters
 ----------
@@ -295,10 +296,7 @@ def nhd(B_true, B_est):
 
     {{raises_b}}
 
-    References
-    ----------
-    .. [1] R. Massidda, F. Landolfi, M. Cinquini, D. Bacciu, "Constraint-free structure
-       learning with smooth acyclic orientations", ICLR 2024.
+    {{ref_cosmo}}
 
     Examples
     --------
