@@ -58,10 +58,11 @@ from .._lib.host import to_host
 from ._dag_kernels import KERNELS
 from .permutations import (_onehot, hungarian)
 from .._lib.docstrings import fill_doc, fill_doc_members
+from ._docs import DOCS
 
 
 #: docstring blocks shared by this module's functions (filled by fill_doc)
-_DOCS = {}
+_DOCS = dict(DOCS)
 _DOCS["references_1"] = """
 References
 ----------
@@ -424,12 +425,7 @@ class DPDAG:
             ``P[i, j]`` the probability that ``i`` precedes ``j``; zero diagonal,
             ``P + P.T = 1`` off the diagonal (exactly for softsort).
 
-        Raises
-        ------
-        ValueError
-            ``n_mc < 1`` or a negative integer seed (``order="sinkhorn"`` only).
-        TypeError
-            A non-integer ``n_mc`` or a bad ``rng`` type (``order="sinkhorn"`` only).
+        {{raises_n_mc}}
 
         {{references_2}}
 
@@ -468,12 +464,7 @@ class DPDAG:
         array, shape (d, d)
             ``P(A_ij = 1)``; zero diagonal.
 
-        Raises
-        ------
-        ValueError
-            ``n_mc < 1`` or a negative integer seed (``order="sinkhorn"`` only).
-        TypeError
-            A non-integer ``n_mc`` or a bad ``rng`` type (``order="sinkhorn"`` only).
+        {{raises_n_mc}}
 
         {{references_3}}
 

@@ -9,10 +9,11 @@ from .._lib.host import to_host  # noqa: F401  (re-exported: the one device -> h
 from .._lib.validation import check_positive
 from ._checks import as_adjacency, as_real_square, check_graph, check_labels
 from .._lib.docstrings import fill_doc
+from ._docs import DOCS
 
 
 #: docstring blocks shared by this module's functions (filled by fill_doc)
-_DOCS = {}
+_DOCS = dict(DOCS)
 _DOCS["references_1"] = """
 References
 ----------
@@ -44,12 +45,7 @@ def topological_order(B):
     order : ndarray of int, shape (d,), or None
         Kahn's algorithm, smallest ready index first (deterministic).
 
-    Raises
-    ------
-    ValueError
-        ``B`` is not a square (2-D) matrix, or holds NaN or inf.
-    TypeError
-        ``B`` is complex or not numeric.
+    {{raises_adjacency}}
 
     {{references_1}}
 
@@ -96,12 +92,7 @@ def is_dag(B):
     bool
         True when :func:`topological_order` finds an order.
 
-    Raises
-    ------
-    ValueError
-        ``B`` is not a square (2-D) matrix, or holds NaN or inf.
-    TypeError
-        ``B`` is complex or not numeric.
+    {{raises_adjacency}}
 
     {{references_1}}
 

@@ -36,16 +36,11 @@ from .._lib import Backend, as_float_array, check_finite
 from .._lib.params import Integer, Options, Param
 from ._input import VARTYPE, parse_qubo, to_binary
 from .._lib.docstrings import fill_doc, fill_doc_members
+from ._docs import DOCS
 
 
 #: docstring blocks shared by this module's functions (filled by fill_doc)
-_DOCS = {}
-_DOCS["references"] = """
-References
-----------
-.. [1] J. Lee, T. Gerlach, N. Piatkowski, "Standardization of multi-objective QUBOs",
-   IEEE QCE 2025, arXiv:2504.12419.
-"""
+_DOCS = dict(DOCS)
 
 __all__ = ["qubo_moments", "QuboMoments"]
 

@@ -24,16 +24,11 @@ from .._lib.params import Choice, Integer, Options, Param
 from ._input import VARTYPE, parse_qubo
 from .moments import qubo_moments
 from .._lib.docstrings import fill_doc
+from ._docs import DOCS
 
 
 #: docstring blocks shared by this module's functions (filled by fill_doc)
-_DOCS = {}
-_DOCS["references"] = """
-References
-----------
-.. [1] J. Lee, T. Gerlach, N. Piatkowski, "Standardization of multi-objective QUBOs",
-   IEEE QCE 2025, arXiv:2504.12419.
-"""
+_DOCS = dict(DOCS)
 
 __all__ = ["scale_qubos", "scalarize", "qubo_energy", "as_objective"]
 
