@@ -39,8 +39,7 @@ PAGE_TIMEOUT = 60
 
 #: pages whose script does not run to the end yet, with the first failure; a page that
 #: starts to run fails this test until it is removed here (the list only shrinks)
-KNOWN = {
-}
+KNOWN = {}
 
 
 @pytest.mark.slow
@@ -141,8 +140,7 @@ JARGON_RE = re.compile("|".join(f"(?:{p})" for p in JARGON), re.IGNORECASE)
 
 #: files that still speak it (their areas' rewrites are under way); a file that is clean
 #: fails the test until it is removed here (the list only shrinks)
-JARGON_LEFT = {
-}
+JARGON_LEFT = set()
 
 
 def _user_facing_files():

@@ -12,6 +12,12 @@ from .._lib.optim import adam_update
 from .._lib.results import Progress, call_callback
 from ._dag_kernels import KERNELS
 from .graph import order_mask
+from .._lib.docstrings import fill_doc
+from ._docs import DOCS
+
+
+#: docstring blocks this module's functions use (filled by fill_doc)
+_DOCS = dict(DOCS)
 
 __all__ = ["orientation", "cosmo_loss_grad", "train", "plain_graph", "order_from_priorities"]
 
@@ -22,6 +28,7 @@ def _sigmoid_xp(xp, z):
     return xp.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
+@fill_doc(**_DOCS)
 def orientation(p, t, eps=1e-2):
     """The smooth orientation ``S_ij = sigmoid((p_j - p_i - eps) / t)`` with ``S_ii = 0``.
 
@@ -44,10 +51,7 @@ def orientation(p, t, eps=1e-2):
     array (not a list) of a floating dtype and ``t > 0`` (``t = 0`` gives ``nan``/``inf``
     entries rather than an error).
 
-    References
-    ----------
-    .. [1] R. Massidda, F. Landolfi, M. Cinquini, D. Bacciu, "Constraint-free structure
-       learning with smooth acyclic orientations", ICLR 2024.
+    {{ref_cosmo}}
 
     Examples
     --------
@@ -64,6 +68,7 @@ def orientation(p, t, eps=1e-2):
     return _sigmoid_xp(xp, z) * off
 
 
+@fill_doc(**_DOCS)
 def cosmo_loss_grad(H, p, X, t, eps=1e-2, lambda1=0.0, lambda2=0.0, lambda_p=0.0):
     """COSMO loss and its closed-form gradients with respect to ``H`` and ``p``.
 
@@ -91,10 +96,7 @@ def cosmo_loss_grad(H, p, X, t, eps=1e-2, lambda1=0.0, lambda2=0.0, lambda_p=0.0
     namespace's own matmul error) and ``t > 0``. The gradients are exact (closed form),
     not autodiff; ``sign(0) = 0`` is used as the subgradient of the L1 term.
 
-    References
-    ----------
-    .. [1] R. Massidda, F. Landolfi, M. Cinquini, D. Bacciu, "Constraint-free structure
-       learning with smooth acyclic orientations", ICLR 2024.
+    {{ref_cosmo}}
 
     Examples
     --------

@@ -34,6 +34,12 @@ import time
 import numpy as np
 
 from .graph import topological_order
+from .._lib.docstrings import fill_doc
+from ._docs import DOCS
+
+
+#: docstring blocks this module's functions use (filled by fill_doc)
+_DOCS = dict(DOCS)
 
 __all__ = ["OrderState", "search", "greedy_order", "local_fit_xp", "add_gain_xp", "TOL"]
 
@@ -392,18 +398,14 @@ def _dfs(state, target, depth, seen, clock):
     return False
 
 
+@fill_doc(**_DOCS)
 def search(state, *, max_rounds=1000, time_limit=None, depth=2):
     """Run the moves on ``state`` until none gains (a fixed point) or a limit is hit.
 
     Parameters
     ----------
     state : OrderState
-    max_rounds : int
-        Cap on the rounds (local moves to a local optimum, then one tuck search).
-    time_limit : float, optional
-        Seconds after which the search stops (the best order so far is kept).
-    depth : int
-        Depth of the tuck search (0: local moves only).
+    {{params_search_limits}}
 
     Returns
     -------

@@ -12,6 +12,12 @@ from .._lib.results import OptimizeResult, make_result
 from .._lib.validation import as_float_array, check_finite, promote_float16
 from .cpdag import CPDAG, dag_to_cpdag
 from .graph import is_dag, to_networkx, topological_order
+from .._lib.docstrings import fill_doc_members
+from ._docs import DOCS
+
+
+#: docstring blocks this module's functions use (filled by fill_doc)
+_DOCS = dict(DOCS)
 
 __all__ = ["DAGResult", "dag_result", "check_data"]
 
@@ -71,10 +77,7 @@ class DAGResult(OptimizeResult):
         validate the fields; it assumes ``adjacency == (W != 0)`` and ``order`` a
         topological order of it, which the library's learners guarantee.
 
-    References
-    ----------
-    .. [1] R. Massidda, F. Landolfi, M. Cinquini, D. Bacciu, "Constraint-free structure
-       learning with smooth acyclic orientations", ICLR 2024.
+    {{ref_cosmo}}
     .. [2] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
        ICLR 2022.
 
@@ -202,3 +205,6 @@ def check_data(X, name="X"):
         raise ValueError(f"{name} has constant column(s) {idx[:10]}"
                          f"{' ...' if len(idx) > 10 else ''}; drop them before learning")
     return X, xp
+
+
+fill_doc_members(DAGResult, **_DOCS)

@@ -75,6 +75,12 @@ from ._mechanism import choose_mechanism
 from ._results import check_data, dag_result
 from .refine import (EBIC_GAMMA, edge_penalty, greedy_start, model_bic, search_options,
                      search_order)
+from .._lib.docstrings import fill_doc
+from ._docs import DOCS
+
+
+#: docstring blocks this module's functions use (filled by fill_doc)
+_DOCS = dict(DOCS)
 
 __all__ = ["learn_cosmo", "cosmo_loss_grad", "orientation"]
 
@@ -122,6 +128,7 @@ OPTIONS = Options(
 )
 
 
+@fill_doc(**_DOCS)
 @OPTIONS.entry
 def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_min=1e-3,
                 eps=1e-2, threshold=None, maxiter=None, epochs=None, batch_size=None,
@@ -253,10 +260,7 @@ def learn_cosmo(X, *, lambda1=1e-3, lambda2=2e-3, lambda_p=0.0, t_max=0.45, t_mi
         ``restarts``/``record_every``, an ``rng`` that is not None, an int or a
         ``numpy.random.Generator``, or a ``callback`` that is not callable.
 
-    References
-    ----------
-    .. [1] R. Massidda, F. Landolfi, M. Cinquini, D. Bacciu, "Constraint-free structure
-       learning with smooth acyclic orientations", ICLR 2024.
+    {{ref_cosmo}}
     .. [2] C. Deng, K. Bello, B. Aragam, P. Ravikumar, "Optimizing NOTEARS objectives via
        topological swaps", ICML 2023.
 

@@ -57,6 +57,36 @@ from ..lse import logsumexp
 from .._lib.host import to_host
 from ._dag_kernels import KERNELS
 from .permutations import (_onehot, hungarian)
+from .._lib.docstrings import fill_doc, fill_doc_members
+from ._docs import DOCS
+
+
+#: docstring blocks shared by this module's functions (filled by fill_doc)
+_DOCS = dict(DOCS)
+_DOCS["references_1"] = """
+References
+----------
+.. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
+   ICLR 2022.
+.. [2] S. Prillo, J. Eisenschlos, "SoftSort: a continuous relaxation for the argsort
+   operator", ICML 2020.
+.. [3] G. Mena, D. Belanger, S. Linderman, J. Snoek, "Learning latent permutations
+   with Gumbel-Sinkhorn networks", ICLR 2018.
+"""
+_DOCS["references_2"] = """
+References
+----------
+.. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
+   ICLR 2022.
+.. [2] R. L. Plackett, "The analysis of permutations", Journal of the Royal
+   Statistical Society C 24(2):193-202, 1975.
+"""
+_DOCS["references_3"] = """
+References
+----------
+.. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
+   ICLR 2022.
+"""
 
 __all__ = ["DPDAG", "sample_dags", "exact_edge_posterior"]
 
@@ -118,14 +148,7 @@ class DPDAG:
     TypeError
         Non-numeric or complex logits, a non-real ``tau`` or a non-integer ``n_iter``.
 
-    References
-    ----------
-    .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
-       ICLR 2022.
-    .. [2] S. Prillo, J. Eisenschlos, "SoftSort: a continuous relaxation for the argsort
-       operator", ICML 2020.
-    .. [3] G. Mena, D. Belanger, S. Linderman, J. Snoek, "Learning latent permutations
-       with Gumbel-Sinkhorn networks", ICLR 2018.
+    {{references_1}}
 
     Examples
     --------
@@ -194,12 +217,7 @@ class DPDAG:
             A non-integer ``n``, or an ``rng`` that is not None, an int or a
             ``numpy.random.Generator``.
 
-        References
-        ----------
-        .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
-           ICLR 2022.
-        .. [2] R. L. Plackett, "The analysis of permutations", Journal of the Royal
-           Statistical Society C 24(2):193-202, 1975.
+        {{references_2}}
 
         Examples
         --------
@@ -254,10 +272,7 @@ class DPDAG:
             A non-integer ``n``, or an ``rng`` that is not None, an int or a
             ``numpy.random.Generator``.
 
-        References
-        ----------
-        .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
-           ICLR 2022.
+        {{references_3}}
 
         Examples
         --------
@@ -321,12 +336,7 @@ class DPDAG:
         ``orders`` is not checked: each row is assumed to be a permutation of
         ``range(d)``; other rows give meaningless values, not an error.
 
-        References
-        ----------
-        .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
-           ICLR 2022.
-        .. [2] R. L. Plackett, "The analysis of permutations", Journal of the Royal
-           Statistical Society C 24(2):193-202, 1975.
+        {{references_2}}
 
         Examples
         --------
@@ -372,10 +382,7 @@ class DPDAG:
         ValueError
             ``d > 8``.
 
-        References
-        ----------
-        .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
-           ICLR 2022.
+        {{references_3}}
 
         Examples
         --------
@@ -418,19 +425,9 @@ class DPDAG:
             ``P[i, j]`` the probability that ``i`` precedes ``j``; zero diagonal,
             ``P + P.T = 1`` off the diagonal (exactly for softsort).
 
-        Raises
-        ------
-        ValueError
-            ``n_mc < 1`` or a negative integer seed (``order="sinkhorn"`` only).
-        TypeError
-            A non-integer ``n_mc`` or a bad ``rng`` type (``order="sinkhorn"`` only).
+        {{raises_n_mc}}
 
-        References
-        ----------
-        .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
-           ICLR 2022.
-        .. [2] R. L. Plackett, "The analysis of permutations", Journal of the Royal
-           Statistical Society C 24(2):193-202, 1975.
+        {{references_2}}
 
         Examples
         --------
@@ -467,17 +464,9 @@ class DPDAG:
         array, shape (d, d)
             ``P(A_ij = 1)``; zero diagonal.
 
-        Raises
-        ------
-        ValueError
-            ``n_mc < 1`` or a negative integer seed (``order="sinkhorn"`` only).
-        TypeError
-            A non-integer ``n_mc`` or a bad ``rng`` type (``order="sinkhorn"`` only).
+        {{raises_n_mc}}
 
-        References
-        ----------
-        .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
-           ICLR 2022.
+        {{references_3}}
 
         Examples
         --------
@@ -505,12 +494,7 @@ class DPDAG:
         Takes no input and raises nothing; the parameters were validated by the
         constructor.
 
-        References
-        ----------
-        .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
-           ICLR 2022.
-        .. [2] R. L. Plackett, "The analysis of permutations", Journal of the Royal
-           Statistical Society C 24(2):193-202, 1975.
+        {{references_2}}
 
         Examples
         --------
@@ -539,10 +523,7 @@ class DPDAG:
         Takes no input and raises nothing; the parameters were validated by the
         constructor.
 
-        References
-        ----------
-        .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
-           ICLR 2022.
+        {{references_3}}
 
         Examples
         --------
@@ -565,6 +546,7 @@ def _sample_generic(model, n, rng, be):
     return model._sample_generic(n, Draws(rng, model.xp))
 
 
+@fill_doc(**_DOCS)
 def sample_dags(order_logits, edge_logits, n, rng=None, *, order="softsort",
                 return_orders=False, backend="auto"):
     """Sample ``n`` DAGs from the DP-DAG model with the given parameters.
@@ -595,14 +577,7 @@ def sample_dags(order_logits, edge_logits, n, rng=None, *, order="softsort",
         Non-numeric logits, a non-integer ``n``, or an ``rng`` that is not None, an int
         or a ``numpy.random.Generator``.
 
-    References
-    ----------
-    .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
-       ICLR 2022.
-    .. [2] S. Prillo, J. Eisenschlos, "SoftSort: a continuous relaxation for the argsort
-       operator", ICML 2020.
-    .. [3] G. Mena, D. Belanger, S. Linderman, J. Snoek, "Learning latent permutations
-       with Gumbel-Sinkhorn networks", ICLR 2018.
+    {{references_1}}
 
     Examples
     --------
@@ -616,6 +591,7 @@ def sample_dags(order_logits, edge_logits, n, rng=None, *, order="softsort",
     return model.sample_dags(n, rng, return_orders=return_orders, backend=backend)
 
 
+@fill_doc(**_DOCS)
 def exact_edge_posterior(X, W, sigma2, prior_p):
     r"""Exact posterior edge marginals of the DP-DAG generative model, by enumeration.
 
@@ -648,10 +624,7 @@ def exact_edge_posterior(X, W, sigma2, prior_p):
     ``W`` and ``sigma2`` are not checked: ``W`` is assumed ``(d, d)`` and ``sigma2``
     positive (a wrong shape surfaces as numpy's broadcasting error).
 
-    References
-    ----------
-    .. [1] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
-       ICLR 2022.
+    {{references_3}}
 
     Examples
     --------
@@ -691,3 +664,6 @@ def exact_edge_posterior(X, W, sigma2, prior_p):
 
 
 # ------------------------------------------------------------------------- VI-DP-DAG
+
+
+fill_doc_members(DPDAG, **_DOCS)

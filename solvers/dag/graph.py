@@ -8,11 +8,30 @@ import numpy as np
 from .._lib.host import to_host  # noqa: F401  (re-exported: the one device -> host copy)
 from .._lib.validation import check_positive
 from ._checks import as_adjacency, as_real_square, check_graph, check_labels
+from .._lib.docstrings import fill_doc
+from ._docs import DOCS
+
+
+#: docstring blocks shared by this module's functions (filled by fill_doc)
+_DOCS = dict(DOCS)
+_DOCS["references_1"] = """
+References
+----------
+.. [1] A. B. Kahn, "Topological sorting of large networks", Communications of the ACM
+   5(11):558-562, 1962.
+"""
+_DOCS["references_2"] = """
+References
+----------
+.. [1] A. A. Hagberg, D. A. Schult, P. J. Swart, "Exploring network structure,
+   dynamics, and function using NetworkX", Proc. SciPy 2008, 11-15.
+"""
 
 __all__ = ["is_dag", "topological_order", "order_mask", "to_networkx", "from_networkx",
            "to_host"]
 
 
+@fill_doc(**_DOCS)
 def topological_order(B):
     """A topological order of the graph with adjacency ``B``, or ``None`` if it has a cycle.
 
@@ -26,17 +45,9 @@ def topological_order(B):
     order : ndarray of int, shape (d,), or None
         Kahn's algorithm, smallest ready index first (deterministic).
 
-    Raises
-    ------
-    ValueError
-        ``B`` is not a square (2-D) matrix, or holds NaN or inf.
-    TypeError
-        ``B`` is complex or not numeric.
+    {{raises_adjacency}}
 
-    References
-    ----------
-    .. [1] A. B. Kahn, "Topological sorting of large networks", Communications of the ACM
-       5(11):558-562, 1962.
+    {{references_1}}
 
     Examples
     --------
@@ -67,6 +78,7 @@ def topological_order(B):
     return np.asarray(order, dtype=np.int64)
 
 
+@fill_doc(**_DOCS)
 def is_dag(B):
     """Whether the adjacency ``B`` (``B[i, j] != 0`` for ``i -> j``) has no directed cycle.
 
@@ -80,17 +92,9 @@ def is_dag(B):
     bool
         True when :func:`topological_order` finds an order.
 
-    Raises
-    ------
-    ValueError
-        ``B`` is not a square (2-D) matrix, or holds NaN or inf.
-    TypeError
-        ``B`` is complex or not numeric.
+    {{raises_adjacency}}
 
-    References
-    ----------
-    .. [1] A. B. Kahn, "Topological sorting of large networks", Communications of the ACM
-       5(11):558-562, 1962.
+    {{references_1}}
 
     Examples
     --------
@@ -159,6 +163,7 @@ def order_mask(order):
     return pos[:, None] < pos[None, :]
 
 
+@fill_doc(**_DOCS)
 def to_networkx(W, threshold=0.0, labels=None):
     """A ``networkx.DiGraph`` with an edge ``i -> j`` for every ``|W[i, j]| > threshold``.
 
@@ -187,10 +192,7 @@ def to_networkx(W, threshold=0.0, labels=None):
     ImportError
         networkx is not installed.
 
-    References
-    ----------
-    .. [1] A. A. Hagberg, D. A. Schult, P. J. Swart, "Exploring network structure,
-       dynamics, and function using NetworkX", Proc. SciPy 2008, 11-15.
+    {{references_2}}
 
     Examples
     --------
@@ -212,6 +214,7 @@ def to_networkx(W, threshold=0.0, labels=None):
     return G
 
 
+@fill_doc(**_DOCS)
 def from_networkx(G, nodelist=None, weight="weight"):
     """The weighted adjacency of a ``networkx`` graph (``W[i, j]`` for ``i -> j``).
 
@@ -241,10 +244,7 @@ def from_networkx(G, nodelist=None, weight="weight"):
     direction per edge, and parallel edges of a multigraph overwrite each other (the last
     one wins).
 
-    References
-    ----------
-    .. [1] A. A. Hagberg, D. A. Schult, P. J. Swart, "Exploring network structure,
-       dynamics, and function using NetworkX", Proc. SciPy 2008, 11-15.
+    {{references_2}}
 
     Examples
     --------

@@ -8,6 +8,12 @@ an unknown option is a ``TypeError`` that names the method and lists what it acc
 from .._lib.frames import unwrap_frame
 from .._lib.router import Router
 from ._results import DAGResult, check_data
+from .._lib.docstrings import fill_doc
+from ._docs import DOCS
+
+
+#: docstring blocks this module's functions use (filled by fill_doc)
+_DOCS = dict(DOCS)
 
 __all__ = ["learn_dag", "DAGResult", "available_methods", "check_data"]
 
@@ -19,6 +25,7 @@ _METHOD_MODULES = {
 _ROUTER = Router("learn_dag", _METHOD_MODULES, positional=("X",))
 
 
+@fill_doc(**_DOCS)
 def available_methods():
     """Method names accepted by :func:`learn_dag` (whose module is importable).
 
@@ -34,10 +41,7 @@ def available_methods():
     module either imports or fails with ``ModuleNotFoundError`` (any other import error
     of a broken installation propagates).
 
-    References
-    ----------
-    .. [1] R. Massidda, F. Landolfi, M. Cinquini, D. Bacciu, "Constraint-free structure
-       learning with smooth acyclic orientations", ICLR 2024.
+    {{ref_cosmo}}
     .. [2] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
        ICLR 2022.
 
@@ -52,6 +56,7 @@ def available_methods():
     return [name for name in _METHOD_MODULES if name in _ROUTER.available()]
 
 
+@fill_doc(**_DOCS)
 def learn_dag(X, method="cosmo", *, options=None, **kwargs):
     """Learn a DAG from observational data.
 
@@ -83,10 +88,7 @@ def learn_dag(X, method="cosmo", *, options=None, **kwargs):
         An option the method does not accept, an option given both in ``options`` and
         as a keyword, or a non-string ``method``.
 
-    References
-    ----------
-    .. [1] R. Massidda, F. Landolfi, M. Cinquini, D. Bacciu, "Constraint-free structure
-       learning with smooth acyclic orientations", ICLR 2024.
+    {{ref_cosmo}}
     .. [2] B. Charpentier, S. Kibler, S. Günnemann, "Differentiable DAG sampling",
        ICLR 2022.
 

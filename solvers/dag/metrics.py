@@ -9,6 +9,37 @@ import numpy as np
 from ._checks import as_real_square
 from .cpdag import cpdag_accuracy
 from .graph import is_dag, to_host
+from .._lib.docstrings import fill_doc
+from ._docs import DOCS
+
+
+#: docstring blocks shared by this module's functions (filled by fill_doc)
+_DOCS = dict(DOCS)
+_DOCS["params_b"] = """
+Parameters
+----------
+B_true, B_est : array_like, shape (d, d)
+    True and estimated adjacency; any nonzero ``B[i, j]`` is the edge ``i -> j``
+    (weights are binarized). numpy, cupy or Array API arrays are accepted.
+"""
+_DOCS["raises_b"] = """
+Raises
+------
+ValueError
+    Either matrix is not square, has a nonzero diagonal (self-loop), the two
+    shapes differ, or ``B_est`` has a directed cycle (the DAG metrics assume
+    acyclic graphs; with ``cpdag=True`` a CPDAG matrix is accepted).
+"""
+_DOCS["ref_notears"] = """
+References
+----------
+.. [1] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
+   optimization for structure learning", NeurIPS 2018 (the ``count_accuracy``
+   conventions used here).
+"""
+_DOCS["raises_ref_example"] = "\n\n".join(
+    [_DOCS["raises_b"].strip("\n"), _DOCS["ref_notears"].strip("\n"),
+     "Examples\n--------\n>>> import numpy as np"])
 
 __all__ = ["shd", "tpr", "fdr", "f1_score", "auroc", "nhd", "count_accuracy"]
 
@@ -31,6 +62,7 @@ def _pair(B_true, B_est):
     return B_true, B_est
 
 
+@fill_doc(**_DOCS)
 def count_accuracy(B_true, B_est, cpdag=False):
     """All edge metrics at once.
 
@@ -53,12 +85,7 @@ def count_accuracy(B_true, B_est, cpdag=False):
         ``f1`` (harmonic mean of precision ``1 - fdr`` and ``tpr``), ``nnz`` (predicted
         edges), ``extra``, ``missing``, ``reversed`` counts.
 
-    Raises
-    ------
-    ValueError
-        Either matrix is not square, has a nonzero diagonal (self-loop), the two
-        shapes differ, or ``B_est`` has a directed cycle (the DAG metrics assume
-        acyclic graphs; with ``cpdag=True`` a CPDAG matrix is accepted).
+    {{raises_b}}
 
     References
     ----------
@@ -103,26 +130,18 @@ def count_accuracy(B_true, B_est, cpdag=False):
             "nnz": pred, "extra": extra, "missing": missing, "reversed": reversed_}
 
 
+@fill_doc(**_DOCS)
 def shd(B_true, B_est):
     """Structural Hamming distance: extra + missing + reversed edges (a reversal counts 1).
 
-    Parameters
-    ----------
-    B_true, B_est : array_like, shape (d, d)
-        True and estimated adjacency; any nonzero ``B[i, j]`` is the edge ``i -> j``
-        (weights are binarized). numpy, cupy or Array API arrays are accepted.
+    {{params_b}}
 
     Returns
     -------
     int
         ``extra + missing + reversed``; a reversed edge counts once (unlike :func:`nhd`).
 
-    Raises
-    ------
-    ValueError
-        Either matrix is not square, has a nonzero diagonal (self-loop), the two
-        shapes differ, or ``B_est`` has a directed cycle (the DAG metrics assume
-        acyclic graphs; with ``cpdag=True`` a CPDAG matrix is accepted).
+    {{raises_b}}
 
     References
     ----------
@@ -142,14 +161,11 @@ def shd(B_true, B_est):
     return count_accuracy(B_true, B_est)["shd"]
 
 
+@fill_doc(**_DOCS)
 def tpr(B_true, B_est):
     """True-positive rate: correctly oriented true edges / true edges.
 
-    Parameters
-    ----------
-    B_true, B_est : array_like, shape (d, d)
-        True and estimated adjacency; any nonzero ``B[i, j]`` is the edge ``i -> j``
-        (weights are binarized). numpy, cupy or Array API arrays are accepted.
+    {{params_b}}
 
     Returns
     -------
@@ -157,22 +173,7 @@ def tpr(B_true, B_est):
         In ``[0, 1]``; a reversed edge is not a true positive. 0.0 when ``B_true`` has no
         edge.
 
-    Raises
-    ------
-    ValueError
-        Either matrix is not square, has a nonzero diagonal (self-loop), the two
-        shapes differ, or ``B_est`` has a directed cycle (the DAG metrics assume
-        acyclic graphs; with ``cpdag=True`` a CPDAG matrix is accepted).
-
-    References
-    ----------
-    .. [1] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
-       optimization for structure learning", NeurIPS 2018 (the ``count_accuracy``
-       conventions used here).
-
-    Examples
-    --------
-    >>> import numpy as np
+    {{raises_ref_example}}
     >>> from solvers.dag import tpr
     >>> tpr(np.array([[0, 1], [0, 0]]), np.array([[0, 1], [0, 0]]))
     1.0
@@ -180,14 +181,11 @@ def tpr(B_true, B_est):
     return count_accuracy(B_true, B_est)["tpr"]
 
 
+@fill_doc(**_DOCS)
 def fdr(B_true, B_est):
     """False-discovery rate: (reversed + extra predicted edges) / predicted edges.
 
-    Parameters
-    ----------
-    B_true, B_est : array_like, shape (d, d)
-        True and estimated adjacency; any nonzero ``B[i, j]`` is the edge ``i -> j``
-        (weights are binarized). numpy, cupy or Array API arrays are accepted.
+    {{params_b}}
 
     Returns
     -------
@@ -195,22 +193,7 @@ def fdr(B_true, B_est):
         In ``[0, 1]``; a reversed edge is a false discovery. 0.0 when ``B_est`` has no
         edge.
 
-    Raises
-    ------
-    ValueError
-        Either matrix is not square, has a nonzero diagonal (self-loop), the two
-        shapes differ, or ``B_est`` has a directed cycle (the DAG metrics assume
-        acyclic graphs; with ``cpdag=True`` a CPDAG matrix is accepted).
-
-    References
-    ----------
-    .. [1] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
-       optimization for structure learning", NeurIPS 2018 (the ``count_accuracy``
-       conventions used here).
-
-    Examples
-    --------
-    >>> import numpy as np
+    {{raises_ref_example}}
     >>> from solvers.dag import fdr
     >>> fdr(np.array([[0, 1], [0, 0]]), np.array([[0, 0], [1, 0]]))
     1.0
@@ -218,14 +201,11 @@ def fdr(B_true, B_est):
     return count_accuracy(B_true, B_est)["fdr"]
 
 
+@fill_doc(**_DOCS)
 def f1_score(B_true, B_est):
     """F1 of the directed edges (precision ``1 - fdr``, recall ``tpr``).
 
-    Parameters
-    ----------
-    B_true, B_est : array_like, shape (d, d)
-        True and estimated adjacency; any nonzero ``B[i, j]`` is the edge ``i -> j``
-        (weights are binarized). numpy, cupy or Array API arrays are accepted.
+    {{params_b}}
 
     Returns
     -------
@@ -233,22 +213,7 @@ def f1_score(B_true, B_est):
         ``2 P R / (P + R)`` with precision ``P = 1 - fdr`` and recall ``R = tpr``; 0.0
         when both are 0.
 
-    Raises
-    ------
-    ValueError
-        Either matrix is not square, has a nonzero diagonal (self-loop), the two
-        shapes differ, or ``B_est`` has a directed cycle (the DAG metrics assume
-        acyclic graphs; with ``cpdag=True`` a CPDAG matrix is accepted).
-
-    References
-    ----------
-    .. [1] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
-       optimization for structure learning", NeurIPS 2018 (the ``count_accuracy``
-       conventions used here).
-
-    Examples
-    --------
-    >>> import numpy as np
+    {{raises_ref_example}}
     >>> from solvers.dag import f1_score
     >>> f1_score(np.array([[0, 1], [0, 0]]), np.array([[0, 1], [0, 0]]))
     1.0
@@ -315,34 +280,23 @@ def auroc(B_true, W_score):
     return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
+@fill_doc(**_DOCS)
 def nhd(B_true, B_est):
     """Normalized Hamming distance of the COSMO paper: entries that differ / d.
 
     A reversed edge differs in two entries, so it counts 2 (unlike :func:`shd`). Use it only
     to compare with the COSMO paper's tables.
 
-    Parameters
-    ----------
-    B_true, B_est : array_like, shape (d, d)
-        True and estimated adjacency; any nonzero ``B[i, j]`` is the edge ``i -> j``
-        (weights are binarized). numpy, cupy or Array API arrays are accepted.
+    {{params_b}}
 
     Returns
     -------
     float
         ``sum(B_true != B_est) / d`` (binarized matrices).
 
-    Raises
-    ------
-    ValueError
-        Either matrix is not square, has a nonzero diagonal (self-loop), the two
-        shapes differ, or ``B_est`` has a directed cycle (the DAG metrics assume
-        acyclic graphs; with ``cpdag=True`` a CPDAG matrix is accepted).
+    {{raises_b}}
 
-    References
-    ----------
-    .. [1] R. Massidda, F. Landolfi, M. Cinquini, D. Bacciu, "Constraint-free structure
-       learning with smooth acyclic orientations", ICLR 2024.
+    {{ref_cosmo}}
 
     Examples
     --------

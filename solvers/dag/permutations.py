@@ -47,6 +47,33 @@ from .._lib.namespace import array_namespace
 from .._lib.rng import Draws
 from .._lib.validation import as_float_array, check_positive, check_int, check_finite
 from ..lse import log_softmax, softmax
+from .._lib.docstrings import fill_doc
+
+
+#: docstring blocks shared by this module's functions (filled by fill_doc)
+_DOCS = {}
+_DOCS["references_1"] = """
+References
+----------
+.. [1] S. Prillo, J. Eisenschlos, "SoftSort: a continuous relaxation for the argsort
+   operator", ICML 2020.
+"""
+_DOCS["references_2"] = """
+References
+----------
+.. [1] G. Mena, D. Belanger, S. Linderman, J. Snoek, "Learning latent permutations
+   with Gumbel-Sinkhorn networks", ICLR 2018.
+.. [2] R. Sinkhorn, "A relationship between arbitrary positive matrices and doubly
+   stochastic matrices", Annals of Mathematical Statistics 35(2):876-879, 1964.
+"""
+_DOCS["references_3"] = """
+References
+----------
+.. [1] G. Mena, D. Belanger, S. Linderman, J. Snoek, "Learning latent permutations
+   with Gumbel-Sinkhorn networks", ICLR 2018.
+.. [2] H. W. Kuhn, "The Hungarian method for the assignment problem", Naval Research
+   Logistics Quarterly 2:83-97, 1955.
+"""
 
 __all__ = ["permutation_matrix", "soft_sort", "soft_sort_vjp", "gumbel_top_k",
            "sinkhorn", "sinkhorn_vjp", "hungarian", "gumbel_sinkhorn"]
@@ -127,6 +154,7 @@ def _soft_sort_backward(G, P_soft, P_hard, diff, tau, xp):
     return grad + xp.matmul(xp.matrix_transpose(P_hard), grad_sorted[..., None])[..., 0]
 
 
+@fill_doc(**_DOCS)
 def soft_sort(s, tau=1.0, *, hard=False, k=None):
     r"""SoftSort relaxation of the descending sort permutation of ``s``.
 
@@ -159,10 +187,7 @@ def soft_sort(s, tau=1.0, *, hard=False, k=None):
     --------
     soft_sort_vjp : the same with its backward pass.
 
-    References
-    ----------
-    .. [1] S. Prillo, J. Eisenschlos, "SoftSort: a continuous relaxation for the argsort
-       operator", ICML 2020.
+    {{references_1}}
 
     Examples
     --------
@@ -179,6 +204,7 @@ def soft_sort(s, tau=1.0, *, hard=False, k=None):
     return soft_sort_vjp(s, tau, hard=hard, k=k)[0]
 
 
+@fill_doc(**_DOCS)
 def soft_sort_vjp(s, tau=1.0, *, hard=False, k=None):
     r"""SoftSort and its vector-Jacobian product.
 
@@ -214,10 +240,7 @@ def soft_sort_vjp(s, tau=1.0, *, hard=False, k=None):
     central differences give) and through the sorted values
     :math:`s_{[p]} = (P_{hard} s)_p` gives the gradient.
 
-    References
-    ----------
-    .. [1] S. Prillo, J. Eisenschlos, "SoftSort: a continuous relaxation for the argsort
-       operator", ICML 2020.
+    {{references_1}}
 
     Examples
     --------
@@ -351,6 +374,7 @@ def _sinkhorn_backward(G_L, outs, tau, xp):
     return g / tau
 
 
+@fill_doc(**_DOCS)
 def sinkhorn(log_alpha, n_iter=20, tau=1.0, *, log=False):
     r"""Log-domain Sinkhorn normalisation of :math:`\exp(X/\tau)`.
 
@@ -378,12 +402,7 @@ def sinkhorn(log_alpha, n_iter=20, tau=1.0, *, log=False):
     TypeError
         Non-numeric or complex scores, a non-real ``tau`` or a non-integer ``n_iter``.
 
-    References
-    ----------
-    .. [1] G. Mena, D. Belanger, S. Linderman, J. Snoek, "Learning latent permutations
-       with Gumbel-Sinkhorn networks", ICLR 2018.
-    .. [2] R. Sinkhorn, "A relationship between arbitrary positive matrices and doubly
-       stochastic matrices", Annals of Mathematical Statistics 35(2):876-879, 1964.
+    {{references_2}}
 
     Examples
     --------
@@ -396,6 +415,7 @@ def sinkhorn(log_alpha, n_iter=20, tau=1.0, *, log=False):
     return sinkhorn_vjp(log_alpha, n_iter, tau, log=log)[0]
 
 
+@fill_doc(**_DOCS)
 def sinkhorn_vjp(log_alpha, n_iter=20, tau=1.0, *, log=False):
     r"""Sinkhorn normalisation and its vector-Jacobian product.
 
@@ -426,12 +446,7 @@ def sinkhorn_vjp(log_alpha, n_iter=20, tau=1.0, *, log=False):
     columns, whose backward pass is :math:`\bar x = \bar y - e^{y} \sum \bar y`; the
     iterates :math:`y` are kept (``2 n_iter`` arrays of the input's size).
 
-    References
-    ----------
-    .. [1] G. Mena, D. Belanger, S. Linderman, J. Snoek, "Learning latent permutations
-       with Gumbel-Sinkhorn networks", ICLR 2018.
-    .. [2] R. Sinkhorn, "A relationship between arbitrary positive matrices and doubly
-       stochastic matrices", Annals of Mathematical Statistics 35(2):876-879, 1964.
+    {{references_2}}
 
     Examples
     --------
@@ -459,6 +474,7 @@ def sinkhorn_vjp(log_alpha, n_iter=20, tau=1.0, *, log=False):
     return (L if log else P), vjp
 
 
+@fill_doc(**_DOCS)
 def hungarian(log_alpha):
     """Hard permutation maximising ``sum_p log_alpha[p, order[p]]`` (Hungarian rounding).
 
@@ -481,12 +497,7 @@ def hungarian(log_alpha):
     TypeError
         Non-numeric or complex ``log_alpha``.
 
-    References
-    ----------
-    .. [1] G. Mena, D. Belanger, S. Linderman, J. Snoek, "Learning latent permutations
-       with Gumbel-Sinkhorn networks", ICLR 2018.
-    .. [2] H. W. Kuhn, "The Hungarian method for the assignment problem", Naval Research
-       Logistics Quarterly 2:83-97, 1955.
+    {{references_3}}
 
     Examples
     --------
@@ -510,6 +521,7 @@ def hungarian(log_alpha):
     return _onehot(orders, d, xp, log_alpha.dtype)
 
 
+@fill_doc(**_DOCS)
 def gumbel_sinkhorn(log_alpha, n=None, *, tau=1.0, n_iter=20, rng=None, hard=True,
                     return_vjp=False, noise=True):
     r"""Gumbel-Sinkhorn permutation samples with Hungarian rounding (straight-through).
@@ -549,12 +561,7 @@ def gumbel_sinkhorn(log_alpha, n=None, *, tau=1.0, n_iter=20, rng=None, hard=Tru
         Non-numeric or complex ``log_alpha``, a non-integer ``n``/``n_iter``, or an
         ``rng`` that is not None, an int or a ``numpy.random.Generator``.
 
-    References
-    ----------
-    .. [1] G. Mena, D. Belanger, S. Linderman, J. Snoek, "Learning latent permutations
-       with Gumbel-Sinkhorn networks", ICLR 2018.
-    .. [2] H. W. Kuhn, "The Hungarian method for the assignment problem", Naval Research
-       Logistics Quarterly 2:83-97, 1955.
+    {{references_3}}
 
     Examples
     --------

@@ -44,6 +44,11 @@ from .._lib.host import to_host
 from .._lib.params import NONE, NONNEGATIVE, POSITIVE, Choice, Integer, Options, Param
 from ._dag_kernels import KERNELS
 from ._order_search import OrderState, add_gain_xp, greedy_order, local_fit_xp, search
+from ._docs import DOCS
+
+
+#: docstring blocks this module's functions use (filled by fill_doc)
+_DOCS = dict(DOCS)
 
 __all__ = ["refit_parents", "refine_order", "order_score", "model_bic", "edge_penalty"]
 
@@ -141,7 +146,7 @@ def _check_order(order, d):
 
 
 @REFIT_OPTIONS.entry
-@fill_doc(notes_references=_NOTES_REFERENCES)
+@fill_doc(**_DOCS, notes_references=_NOTES_REFERENCES)
 def refit_parents(X, order, *, threshold=0.3, max_parents=None, backend="auto", gram=None,
                   noise_variance="equal", ebic_gamma=EBIC_GAMMA):
     """Weighted adjacency of the best sparse linear SEM consistent with a node ``order``.
@@ -179,10 +184,7 @@ def refit_parents(X, order, *, threshold=0.3, max_parents=None, backend="auto", 
     W : ndarray, shape (d, d)
         Always a DAG: ``W[i, j] != 0`` only if ``i`` precedes ``j`` in ``order``.
 
-    Raises
-    ------
-    ValueError
-        ``order`` is not a permutation of ``range(d)``, or an unknown ``backend``.
+    {{raises_order}}
 
     {{notes_references}}
 
@@ -205,7 +207,7 @@ def refit_parents(X, order, *, threshold=0.3, max_parents=None, backend="auto", 
 
 
 @REFIT_OPTIONS.entry
-@fill_doc(notes_references=_NOTES_REFERENCES)
+@fill_doc(**_DOCS, notes_references=_NOTES_REFERENCES)
 def order_score(X, order, *, threshold=0.3, max_parents=None, backend="auto", gram=None,
                 noise_variance="equal", ebic_gamma=EBIC_GAMMA):
     """The score (per sample, lower is better) of the refit at ``order``.
@@ -226,10 +228,7 @@ def order_score(X, order, *, threshold=0.3, max_parents=None, backend="auto", gr
         likelihood of the refit graph, divided by ``n`` (variance parameters not
         counted); lower is better.
 
-    Raises
-    ------
-    ValueError
-        ``order`` is not a permutation of ``range(d)``, or an unknown ``backend``.
+    {{raises_order}}
 
     {{notes_references}}
 
@@ -307,7 +306,7 @@ def _max_parents(max_parents, d):
 
 
 @SEARCH_OPTIONS.entry
-@fill_doc(notes_references=_NOTES_REFERENCES)
+@fill_doc(**_DOCS, notes_references=_NOTES_REFERENCES)
 def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
                  time_limit=None, backend="auto", gram=None, noise_variance="equal",
                  ebic_gamma=EBIC_GAMMA, depth=2):
@@ -327,12 +326,7 @@ def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
         Starting order (a permutation of ``range(d)``).
     threshold, max_parents, backend, gram, noise_variance, ebic_gamma
         As in :func:`refit_parents`.
-    max_rounds : int
-        Maximum number of rounds (local moves to a local optimum, then a tuck search).
-    time_limit : float, optional
-        Seconds after which the search stops (the best order so far is kept).
-    depth : int
-        Depth of the tuck search (0: local moves only).
+    {{params_search_limits}}
 
     Returns
     -------
@@ -343,10 +337,7 @@ def refine_order(X, order, *, threshold=0.3, max_parents=None, max_rounds=50,
         Its score per sample under ``noise_variance`` (lower is better; variance
         parameters not counted).
 
-    Raises
-    ------
-    ValueError
-        ``order`` is not a permutation of ``range(d)``, or an unknown ``backend``.
+    {{raises_order}}
 
     {{notes_references}}
 

@@ -16,6 +16,12 @@ from .._lib.validation import check_choice, check_int, check_positive
 from ._checks import NOISE_TYPES, as_adjacency, as_real_square
 from .graph import topological_order
 from .simulate_nonlinear import SEM_TYPES, simulate_nonlinear_sem
+from .._lib.docstrings import fill_doc
+from ._docs import DOCS
+
+
+#: docstring blocks this module's functions use (filled by fill_doc)
+_DOCS = dict(DOCS)
 
 __all__ = ["simulate_dag", "simulate_weights", "simulate_linear_sem", "simulate_data",
            "SEMData", "GRAPH_TYPES", "NOISE_TYPES"]
@@ -66,6 +72,7 @@ Examples
 """
 
 
+@fill_doc(**_DOCS)
 def simulate_dag(d, k=2, graph_type="ER", rng=None):
     """A random DAG as a binary adjacency matrix.
 
@@ -97,10 +104,7 @@ def simulate_dag(d, k=2, graph_type="ER", rng=None):
         ``d`` not an integer, ``k`` not a real number, or ``rng`` not None, an int or a
         ``numpy.random.Generator``.
 
-    References
-    ----------
-    .. [1] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
-       optimization for structure learning", NeurIPS 2018.
+    {{ref_notears}}
     .. [2] P. Erdős, A. Rényi, "On random graphs I", Publicationes Mathematicae 6:290-297,
        1959.
     .. [3] A.-L. Barabási, R. Albert, "Emergence of scaling in random networks", Science
@@ -143,6 +147,7 @@ def simulate_dag(d, k=2, graph_type="ER", rng=None):
     return B
 
 
+@fill_doc(**_DOCS)
 def simulate_weights(B, weight_ranges=DEFAULT_WEIGHT_RANGES, rng=None):
     """Edge weights drawn uniformly from a union of intervals, on the support of ``B``.
 
@@ -169,10 +174,7 @@ def simulate_weights(B, weight_ranges=DEFAULT_WEIGHT_RANGES, rng=None):
         ``B`` is complex or not numeric, or ``rng`` is not None, an int or a
         ``numpy.random.Generator``.
 
-    References
-    ----------
-    .. [1] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
-       optimization for structure learning", NeurIPS 2018.
+    {{ref_notears}}
 
     Examples
     --------
@@ -212,6 +214,7 @@ def _noise_scale(noise_scale, d):
     return scale
 
 
+@fill_doc(**_DOCS)
 def simulate_linear_sem(W, n, noise_type="gauss", noise_scale=1.0, standardize=False,
                         rng=None):
     """Samples of the linear SEM ``X = X W + N``.
@@ -246,10 +249,7 @@ def simulate_linear_sem(W, n, noise_type="gauss", noise_scale=1.0, standardize=F
         ``W`` or ``noise_scale`` not real numbers, ``n`` not an integer, or ``rng`` not
         None, an int or a ``numpy.random.Generator``.
 
-    References
-    ----------
-    .. [1] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
-       optimization for structure learning", NeurIPS 2018.
+    {{ref_notears}}
     .. [2] A. G. Reisach, C. Seiler, S. Weichwald, "Beware of the simulated DAG! Causal
        discovery benchmarks may be easy to game", NeurIPS 2021.
 
@@ -287,6 +287,7 @@ def simulate_linear_sem(W, n, noise_type="gauss", noise_scale=1.0, standardize=F
     return X
 
 
+@fill_doc(**_DOCS)
 def simulate_data(d, n, k=2, graph_type="ER", noise_type="gauss", noise_scale=1.0,
                   standardize=False, weight_ranges=DEFAULT_WEIGHT_RANGES, rng=None,
                   sem_type="linear"):
@@ -323,10 +324,7 @@ def simulate_data(d, n, k=2, graph_type="ER", noise_type="gauss", noise_scale=1.
         Non-integer ``d`` or ``n``, non-real ``k`` or ``noise_scale``, or an ``rng`` that
         is not None, an int or a ``numpy.random.Generator``.
 
-    References
-    ----------
-    .. [1] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
-       optimization for structure learning", NeurIPS 2018.
+    {{ref_notears}}
 
     Examples
     --------

@@ -35,6 +35,12 @@ import numpy as np
 from .._lib import Backend, as_float_array, check_finite
 from .._lib.params import Integer, Options, Param
 from ._input import VARTYPE, parse_qubo, to_binary
+from .._lib.docstrings import fill_doc, fill_doc_members
+from ._docs import DOCS
+
+
+#: docstring blocks shared by this module's functions (filled by fill_doc)
+_DOCS = dict(DOCS)
 
 __all__ = ["qubo_moments", "QuboMoments"]
 
@@ -65,10 +71,7 @@ class QuboMoments(NamedTuple):
     A plain container: the constructor validates nothing and raises nothing. It assumes
     ``var >= 0`` (which :func:`qubo_moments` guarantees), else ``std`` is NaN or complex.
 
-    References
-    ----------
-    .. [1] J. Lee, T. Gerlach, N. Piatkowski, "Standardization of multi-objective QUBOs",
-       IEEE QCE 2025, arXiv:2504.12419.
+    {{references}}
 
     Examples
     --------
@@ -98,6 +101,7 @@ OPTIONS = Options(
 )
 
 
+@fill_doc(**_DOCS)
 @OPTIONS.entry
 def qubo_moments(Q, c=None, offset=0.0, *, p=None, weight=None, vartype=None):
     r"""Exact mean and variance of ``f(x) = x^T Q x + c^T x + offset`` for random ``x``.
@@ -146,10 +150,7 @@ def qubo_moments(Q, c=None, offset=0.0, *, p=None, weight=None, vartype=None):
     in the module docstring apply (:mod:`solvers.qubo.moments`). Cost: ``O(k n^2)`` for a
     dense stack, ``O(n + nnz)`` for a sparse matrix, a dict or a BinaryQuadraticModel.
 
-    References
-    ----------
-    .. [1] J. Lee, T. Gerlach, N. Piatkowski, "Standardization of multi-objective QUBOs",
-       IEEE QCE 2025, arXiv:2504.12419.
+    {{references}}
 
     Examples
     --------
@@ -374,3 +375,6 @@ def _slice_sparse(q, k):
     g = b - b.mean()
     var = c1 * (g @ g) + m_term
     return mean, var
+
+
+fill_doc_members(QuboMoments, **_DOCS)

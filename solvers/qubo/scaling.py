@@ -23,6 +23,12 @@ from .._lib import to_host
 from .._lib.params import Choice, Integer, Options, Param
 from ._input import VARTYPE, parse_qubo
 from .moments import qubo_moments
+from .._lib.docstrings import fill_doc
+from ._docs import DOCS
+
+
+#: docstring blocks shared by this module's functions (filled by fill_doc)
+_DOCS = dict(DOCS)
 
 __all__ = ["scale_qubos", "scalarize", "qubo_energy", "as_objective"]
 
@@ -38,6 +44,7 @@ VARTYPE_OPTIONS = Options("VartypeOptions",
                           Param("vartype", VARTYPE, None, "binary or spin variables"))
 
 
+@fill_doc(**_DOCS)
 def as_objective(obj, vartype=None):
     """Parse one objective (``Q``, ``(Q, c)``, ``(Q, c, offset)``, dict or BQM).
 
@@ -68,10 +75,7 @@ def as_objective(obj, vartype=None):
         A dict key that is not a pair ``(i, j)``, or ``c`` given with a
         BinaryQuadraticModel.
 
-    References
-    ----------
-    .. [1] J. Lee, T. Gerlach, N. Piatkowski, "Standardization of multi-objective QUBOs",
-       IEEE QCE 2025, arXiv:2504.12419.
+    {{references}}
 
     Examples
     --------
@@ -141,6 +145,7 @@ def _maxabs(q):
                      float(xp.max(xp.abs(lin))) if n else 0.0))
 
 
+@fill_doc(**_DOCS)
 @SCALE_OPTIONS.entry
 def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype=None):
     r"""Scale QUBO objectives to a common scale.
@@ -180,10 +185,7 @@ def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype=N
         ``objectives`` is not a sequence (e.g. a string or a single 2-d array), or a
         malformed dict objective.
 
-    References
-    ----------
-    .. [1] J. Lee, T. Gerlach, N. Piatkowski, "Standardization of multi-objective QUBOs",
-       IEEE QCE 2025, arXiv:2504.12419.
+    {{references}}
 
     Examples
     --------
@@ -218,6 +220,7 @@ def scale_qubos(objectives, method="variance", *, p=None, weight=None, vartype=N
     return scaled, np.asarray(scales)
 
 
+@fill_doc(**_DOCS)
 @VARTYPE_OPTIONS.entry
 def scalarize(objectives, weights, *, vartype=None):
     """The weighted sum ``sum_k w_k f_k`` as one ``(Q, c, offset)`` triple.
@@ -252,10 +255,7 @@ def scalarize(objectives, weights, *, vartype=None):
     ``weights`` are used as given; combine with :func:`scale_qubos` for the
     unit-variance scalarization of the reference.
 
-    References
-    ----------
-    .. [1] J. Lee, T. Gerlach, N. Piatkowski, "Standardization of multi-objective QUBOs",
-       IEEE QCE 2025, arXiv:2504.12419.
+    {{references}}
 
     Examples
     --------
@@ -317,6 +317,7 @@ def _check_states(X, n, vartype, name="X"):
     return Xf
 
 
+@fill_doc(**_DOCS)
 @VARTYPE_OPTIONS.entry
 def qubo_energy(objective, X, *, vartype=None):
     """Evaluate one objective on samples ``X`` (``(m, n)`` or ``(n,)``) in its vartype.
@@ -353,10 +354,7 @@ def qubo_energy(objective, X, *, vartype=None):
     -----
     Computed on the host in float64 (device arrays are copied explicitly).
 
-    References
-    ----------
-    .. [1] J. Lee, T. Gerlach, N. Piatkowski, "Standardization of multi-objective QUBOs",
-       IEEE QCE 2025, arXiv:2504.12419.
+    {{references}}
 
     Examples
     --------

@@ -1,0 +1,45 @@
+"""Docstring blocks shared by several modules of the dag area (filled by fill_doc)."""
+
+DOCS = {}
+DOCS["ref_cosmo"] = """
+References
+----------
+.. [1] R. Massidda, F. Landolfi, M. Cinquini, D. Bacciu, "Constraint-free structure
+   learning with smooth acyclic orientations", ICLR 2024.
+"""
+DOCS["ref_notears"] = """
+References
+----------
+.. [1] X. Zheng, B. Aragam, P. Ravikumar, E. P. Xing, "DAGs with NO TEARS: continuous
+   optimization for structure learning", NeurIPS 2018.
+"""
+DOCS["raises_n_mc"] = """
+Raises
+------
+ValueError
+    ``n_mc < 1`` or a negative integer seed (``order="sinkhorn"`` only).
+TypeError
+    A non-integer ``n_mc`` or a bad ``rng`` type (``order="sinkhorn"`` only).
+"""
+DOCS["raises_adjacency"] = """
+Raises
+------
+ValueError
+    ``B`` is not a square (2-D) matrix, or holds NaN or inf.
+TypeError
+    ``B`` is complex or not numeric.
+"""
+DOCS["params_search_limits"] = """
+max_rounds : int
+    Cap on the rounds (local moves to a local optimum, then one tuck search).
+time_limit : float, optional
+    Seconds after which the search stops (the best order so far is kept).
+depth : int
+    Depth of the tuck search (0: local moves only).
+"""
+DOCS["raises_order"] = """
+Raises
+------
+ValueError
+    ``order`` is not a permutation of ``range(d)``, or an unknown ``backend``.
+"""
