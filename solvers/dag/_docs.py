@@ -43,3 +43,21 @@ Raises
 ValueError
     ``order`` is not a permutation of ``range(d)``, or an unknown ``backend``.
 """
+DOCS["param_adjacency"] = """
+Parameters
+----------
+B : array_like, shape (d, d)
+    Adjacency; ``B[i, j] != 0`` is the edge ``i -> j``. Self-loops count as cycles.
+"""
+DOCS["raises_type_n_rng"] = """
+TypeError
+    A non-integer ``n``, or an ``rng`` that is not None, an int or a
+    ``numpy.random.Generator``.
+"""
+DOCS["rng_returns_x"] = """
+rng : None, int or numpy.random.Generator
+
+Returns
+-------
+X : ndarray, shape (n, d)
+"""

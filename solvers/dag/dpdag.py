@@ -213,9 +213,7 @@ class DPDAG:
         ------
         ValueError
             ``n < 1`` or a negative integer seed.
-        TypeError
-            A non-integer ``n``, or an ``rng`` that is not None, an int or a
-            ``numpy.random.Generator``.
+        {{raises_type_n_rng}}
 
         {{references_2}}
 
@@ -268,9 +266,7 @@ class DPDAG:
         ValueError
             ``n < 1``, a negative integer seed, an unknown ``backend``, or a backend
             that cannot run on these parameters (e.g. ``"cupy"`` without a GPU).
-        TypeError
-            A non-integer ``n``, or an ``rng`` that is not None, an int or a
-            ``numpy.random.Generator``.
+        {{raises_type_n_rng}}
 
         {{references_3}}
 

@@ -35,10 +35,7 @@ __all__ = ["is_dag", "topological_order", "order_mask", "to_networkx", "from_net
 def topological_order(B):
     """A topological order of the graph with adjacency ``B``, or ``None`` if it has a cycle.
 
-    Parameters
-    ----------
-    B : array_like, shape (d, d)
-        Adjacency; ``B[i, j] != 0`` is the edge ``i -> j``. Self-loops count as cycles.
+    {{param_adjacency}}
 
     Returns
     -------
@@ -82,10 +79,7 @@ def topological_order(B):
 def is_dag(B):
     """Whether the adjacency ``B`` (``B[i, j] != 0`` for ``i -> j``) has no directed cycle.
 
-    Parameters
-    ----------
-    B : array_like, shape (d, d)
-        Adjacency; ``B[i, j] != 0`` is the edge ``i -> j``. Self-loops count as cycles.
+    {{param_adjacency}}
 
     Returns
     -------

@@ -233,11 +233,7 @@ def simulate_linear_sem(W, n, noise_type="gauss", noise_scale=1.0, standardize=F
         Rescale every column to mean 0 and variance 1. This removes the "marginal variance
         grows along the causal order" shortcut (varsortability) that many methods exploit
         on raw simulated data.
-    rng : None, int or numpy.random.Generator
-
-    Returns
-    -------
-    X : ndarray, shape (n, d)
+    {{rng_returns_x}}
 
     Raises
     ------

@@ -31,6 +31,12 @@ from .._lib.rng import check_rng
 from .._lib.validation import check_choice, check_int
 from ._checks import NOISE_TYPES
 from .graph import to_host, topological_order
+from .._lib.docstrings import fill_doc
+from ._docs import DOCS
+
+
+#: docstring blocks this module's functions use (filled by fill_doc)
+_DOCS = dict(DOCS)
 
 __all__ = ["simulate_nonlinear_sem", "varsortability", "SEM_TYPES"]
 
@@ -76,6 +82,7 @@ def _mechanism(Z, sem_type, rng):
     return parts @ w
 
 
+@fill_doc(**_DOCS)
 def simulate_nonlinear_sem(B, n, sem_type="mlp", noise_type="gauss", noise_scale=1.0,
                            standardize=False, rng=None):
     """Samples of a nonlinear SEM ``x_j = f_j(x_pa(j)) + noise`` on the DAG ``B``.
@@ -94,11 +101,7 @@ def simulate_nonlinear_sem(B, n, sem_type="mlp", noise_type="gauss", noise_scale
         Noise scale per node (the mechanism output has unit variance).
     standardize : bool
         Rescale every column to mean 0, variance 1 at the end.
-    rng : None, int or numpy.random.Generator
-
-    Returns
-    -------
-    X : ndarray, shape (n, d)
+    {{rng_returns_x}}
 
     Raises
     ------
