@@ -61,3 +61,11 @@ Returns
 -------
 X : ndarray, shape (n, d)
 """
+DOCS["params_n_mc"] = """
+Parameters
+----------
+n_mc : int
+    Monte Carlo orders (``order="sinkhorn"`` only; ignored for softsort).
+rng : None, int or numpy.random.Generator
+    Randomness of the Monte Carlo estimate (ignored for softsort).
+"""

@@ -408,12 +408,7 @@ class DPDAG:
     def order_before(self, n_mc=10000, rng=None):
         """``P(i before j)``: ``sigmoid(theta_i - theta_j)`` (softsort), or Monte Carlo.
 
-        Parameters
-        ----------
-        n_mc : int
-            Monte Carlo orders (``order="sinkhorn"`` only; ignored for softsort).
-        rng : None, int or numpy.random.Generator
-            Randomness of the Monte Carlo estimate (ignored for softsort).
+        {{params_n_mc}}
 
         Returns
         -------
@@ -448,12 +443,7 @@ class DPDAG:
         Exact for ``order="softsort"``; a Monte Carlo estimate with ``n_mc`` orders for
         ``order="sinkhorn"``.
 
-        Parameters
-        ----------
-        n_mc : int
-            Monte Carlo orders (``order="sinkhorn"`` only; ignored for softsort).
-        rng : None, int or numpy.random.Generator
-            Randomness of the Monte Carlo estimate (ignored for softsort).
+        {{params_n_mc}}
 
         Returns
         -------
