@@ -71,6 +71,17 @@ def _lower_group_stopped(stops, g):
 
 
 @jit
+def _group_end(E, n_real, target, stops, g, sweeps_done):
+    """After a sweep: ``sweeps_done`` when a read of group ``g`` met the target,
+    ABANDONED when a lower-numbered group has already stopped, else RUNNING."""
+    if _group_hit(E, n_real, target):
+        return sweeps_done
+    if _lower_group_stopped(stops, g):
+        return ABANDONED
+    return RUNNING
+
+
+@jit
 def _sweep_dense(W, x, h, beta, start, counter):
     """One sweep of one read; returns the energy change."""
     n = x.shape[0]
@@ -102,10 +113,9 @@ def _group_dense(W, X, H, E, betas, t0, starts, n_real, target, stops, g):
         counter = (t0 + t) * n
         for r in range(n_real):  # padding rows stay as they are
             E[r] += _sweep_dense(W, X[r], H[r], betas[t], starts[r], counter)
-        if _group_hit(E, n_real, target):
-            return t0 + t + 1
-        if _lower_group_stopped(stops, g):
-            return ABANDONED
+        end = _group_end(E, n_real, target, stops, g, t0 + t + 1)
+        if end != RUNNING:
+            return end
     return RUNNING
 
 
@@ -175,10 +185,9 @@ def _group_csr(indptr, indices, data, X, H, E, betas, t0, starts, n_real, target
             break
         _draw_lanes(U, starts, (t0 + t) * n)
         _sweep_lanes(indptr, indices, data, X, H, E, U, M, betas[t])
-        if _group_hit(E, n_real, target):
-            return t0 + t + 1
-        if _lower_group_stopped(stops, g):
-            return ABANDONED
+        end = _group_end(E, n_real, target, stops, g, t0 + t + 1)
+        if end != RUNNING:
+            return end
     return RUNNING
 
 
