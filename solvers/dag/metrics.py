@@ -37,6 +37,7 @@ References
    optimization for structure learning", NeurIPS 2018 (the ``count_accuracy``
    conventions used here).
 """
+_DOCS["params_b_returns_float"] = _DOCS["params_b"].strip("\n") + "\n\nReturns\n-------\nfloat"
 _DOCS["raises_ref_example"] = "\n\n".join(
     [_DOCS["raises_b"].strip("\n"), _DOCS["ref_notears"].strip("\n"),
      "Examples\n--------\n>>> import numpy as np"])
@@ -165,11 +166,7 @@ def shd(B_true, B_est):
 def tpr(B_true, B_est):
     """True-positive rate: correctly oriented true edges / true edges.
 
-    {{params_b}}
-
-    Returns
-    -------
-    float
+    {{params_b_returns_float}}
         In ``[0, 1]``; a reversed edge is not a true positive. 0.0 when ``B_true`` has no
         edge.
 
@@ -185,11 +182,7 @@ def tpr(B_true, B_est):
 def fdr(B_true, B_est):
     """False-discovery rate: (reversed + extra predicted edges) / predicted edges.
 
-    {{params_b}}
-
-    Returns
-    -------
-    float
+    {{params_b_returns_float}}
         In ``[0, 1]``; a reversed edge is a false discovery. 0.0 when ``B_est`` has no
         edge.
 
@@ -205,11 +198,7 @@ def fdr(B_true, B_est):
 def f1_score(B_true, B_est):
     """F1 of the directed edges (precision ``1 - fdr``, recall ``tpr``).
 
-    {{params_b}}
-
-    Returns
-    -------
-    float
+    {{params_b_returns_float}}
         ``2 P R / (P + R)`` with precision ``P = 1 - fdr`` and recall ``R = tpr``; 0.0
         when both are 0.
 
@@ -287,11 +276,7 @@ def nhd(B_true, B_est):
     A reversed edge differs in two entries, so it counts 2 (unlike :func:`shd`). Use it only
     to compare with the COSMO paper's tables.
 
-    {{params_b}}
-
-    Returns
-    -------
-    float
+    {{params_b_returns_float}}
         ``sum(B_true != B_est) / d`` (binarized matrices).
 
     {{raises_b}}
