@@ -162,15 +162,15 @@ class OrderState:
         self._cache = {} if cache is None else cache
         self._gains = {}           # (w, v) -> (parents of w it was computed for, gain)
         self.order = [int(v) for v in order]
-        self.rss = np.zeros(self.d)
+        self.rss = [0.0] * self.d    # Python floats: the search reads them one at a time
         self.parents = [None] * self.d
         self.coefs = [None] * self.d
         for k, v in enumerate(self.order):
             self.rss[v], self.parents[v], self.coefs[v] = self._fit(v, self.order[:k])
         self.n_edges = sum(len(p) for p in self.parents)
         self._parent_sets = [_as_set(p) for p in self.parents]  # fast membership
-        self.total = (float(self.rss.sum()),
-                      float(np.log(np.maximum(self.rss, 1e-300)).sum()))
+        rss = np.asarray(self.rss)
+        self.total = (float(rss.sum()), float(np.log(np.maximum(rss, 1e-300)).sum()))
 
     def _fit(self, v, cand):
         # the fit depends only on (node, candidate set): cache it, moves revisit sets often
@@ -267,12 +267,12 @@ class OrderState:
         self.total, self.n_edges = total, n_edges
 
     def snapshot(self):
-        return (list(self.order), self.rss.copy(), list(self.parents), list(self.coefs),
+        return (list(self.order), list(self.rss), list(self.parents), list(self.coefs),
                 self.total, self.n_edges)
 
     def restore(self, snap):
         order, rss, parents, coefs, self.total, self.n_edges = snap
-        self.order, self.rss = list(order), rss.copy()
+        self.order, self.rss = list(order), list(rss)
         self.parents, self.coefs = list(parents), list(coefs)
         self._parent_sets = [_as_set(p) for p in self.parents]
 
