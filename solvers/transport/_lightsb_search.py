@@ -317,7 +317,7 @@ class Search:
 
     Candidates run in the order given (the split path first: its small early stages are
     cheap and it is the better start more often); the best held-out loss reached so far
-    by any candidate is the bar a later one must clear. A split stage that cannot beat
+    by any candidate is the mark a later one must beat. A split stage that cannot beat
     its parent by ``split_tol`` ends early the same way.
     """
 
