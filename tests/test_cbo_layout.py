@@ -3,6 +3,7 @@ and no import circle (the solver never re-enters the public function)."""
 import ast
 import os
 
+from _graphs import assert_acyclic
 from test_design import ROOT, _code_lines
 
 OPTIMIZE = os.path.join(ROOT, "solvers", "optimize")
@@ -49,20 +50,7 @@ def test_no_import_circle_in_optimize():
     graph = {name: _imports(text) for name, text in _modules()}
     graph = {name: {m for m in deps if m in graph and m != name} for name, deps in
              graph.items()}
-    state = {}
-
-    def visit(node, path):
-        state[node] = "open"
-        for nxt in sorted(graph[node]):
-            if state.get(nxt) == "open":
-                raise AssertionError("import circle: " + " -> ".join(path + [node, nxt]))
-            if nxt not in state:
-                visit(nxt, path + [node])
-        state[node] = "done"
-
-    for name in sorted(graph):
-        if name not in state:
-            visit(name, [])
+    assert_acyclic(graph)
 
 
 def test_the_circle_check_finds_a_circle():

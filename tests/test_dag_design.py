@@ -14,6 +14,7 @@ import re
 
 import pytest
 
+from _graphs import assert_acyclic
 from test_design import _code_lines
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -78,21 +79,7 @@ def test_no_import_circles_and_no_function_level_imports():
                          if _own_imports(node) or (isinstance(node, ast.ImportFrom)
                                                    and node.level == 2)]
     assert not late, "function-level imports of the package's modules: " + ", ".join(late)
-    # depth-first search for a cycle
-    state = {}
-
-    def visit(m, path):
-        state[m] = "open"
-        for nxt in sorted(graph[m]):
-            if state.get(nxt) == "open":
-                raise AssertionError("import circle: " + " -> ".join(path + [m, nxt]))
-            if nxt not in state:
-                visit(nxt, path + [m])
-        state[m] = "done"
-
-    for m in MODULES:
-        if m not in state:
-            visit(m, [])
+    assert_acyclic(graph)
 
 
 def test_kernel_table_points_into_kernel_modules_only():
