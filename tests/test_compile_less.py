@@ -207,6 +207,29 @@ def test_vector_memory_and_kl_dro_small_inputs_agree_across_paths(monkeypatch):
     np.testing.assert_allclose(small.x, big.x, rtol=1e-6, atol=1e-8)  # same distribution
 
 
+def test_small_graphs_search_with_the_numpy_fits_and_find_the_same_graph(monkeypatch):
+    """Under "auto", fewer than SEARCH_GENERIC_BELOW nodes run the order search's fits on
+    numpy; the graph equals the one of the compiled fits (explicit backend="numba")."""
+    from solvers import learn_dag
+    from solvers.dag import refine, simulate_data
+    from solvers.dag._dag_kernels import SEARCH_GENERIC_BELOW
+
+    used = []
+    for name in ("local_fit_xp", "add_gain_xp"):
+        ref = getattr(refine, name)
+        monkeypatch.setattr(refine, name, lambda *a, _ref=ref, _n=name: (
+            used.append(_n), _ref(*a))[1])
+    for d in (5, SEARCH_GENERIC_BELOW - 1, SEARCH_GENERIC_BELOW):
+        X = simulate_data(d, 400, k=2, graph_type="ER", rng=d).X
+        used.clear()
+        auto = learn_dag(X, rng=0)
+        assert bool(used) == (d < SEARCH_GENERIC_BELOW), d
+        used.clear()
+        compiled = learn_dag(X, rng=0, backend="numba")
+        assert not used
+        np.testing.assert_array_equal(auto.adjacency != 0, compiled.adjacency != 0)
+
+
 # --- one specialization per dtype, one kernel per operation ----------------------------------
 
 def test_each_kernel_compiles_once_whatever_the_input_layout_or_integer_dtype():

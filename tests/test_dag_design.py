@@ -87,6 +87,8 @@ def test_kernel_table_points_into_kernel_modules_only():
 
     for name, entries in KERNELS.operations.items():
         for backend, target in entries.items():
+            if backend == "generic_below":          # a size threshold, not a target
+                continue
             module = target.partition(":")[0].lstrip(".")
             assert re.fullmatch(r"_\w+_(numba|cupy)", module), (name, backend, target)
             assert module.endswith(backend), (name, backend, target)

@@ -97,11 +97,11 @@ def edge_penalty(n, d, ebic_gamma=EBIC_GAMMA):
     return math.log(n) + 2.0 * float(ebic_gamma) * math.log(max(d, 2))
 
 
-def kernels(be):
-    """``(local_fit, add_gain)`` for the resolved backend ``be`` (numpy references when it
-    has no kernel of its own)."""
-    return (KERNELS.get("local_fit", be, generic=local_fit_xp),
-            KERNELS.get("add_gain", be, generic=add_gain_xp))
+def kernels(be, d):
+    """``(local_fit, add_gain)`` for the resolved backend ``be`` on ``d`` nodes (numpy
+    references when it has no kernel of its own, or for a small graph under "auto")."""
+    return (KERNELS.get("local_fit", be, generic=local_fit_xp, size=d),
+            KERNELS.get("add_gain", be, generic=add_gain_xp, size=d))
 
 
 def _host_backend(backend):
@@ -393,7 +393,7 @@ _FIXED_POINT_ROUNDS = 10
 def search_options(C, n, *, noise, threshold, max_parents, pen, be):
     """Options of :func:`search_order` from already checked values and a Backend."""
     Cs, sd = _scaled(C, noise)
-    fit, gain = kernels(be)
+    fit, gain = kernels(be, C.shape[0])
     return {"noise": noise, "Cs": Cs, "sd": sd, "w_thr": float(threshold),
             "max_parents": _max_parents(max_parents, C.shape[0]), "pen": float(pen),
             "fit": fit, "add_gain": gain, "cache": {}}
