@@ -255,11 +255,13 @@ def descend_csr(indptr, indices, data, X, H):
         _descend_csr(indptr, indices, data, X[g, :, r], H[g, :, r], 10 * n + 10)
 
 
-@jit_parallel
+@jit
 def start_states(base, first, n_reads):
-    """Stream starts of reads ``first, ..., first + n_reads - 1`` of a run seeded ``base``."""
+    """Stream starts of reads ``first, ..., first + n_reads - 1`` of a run seeded ``base``
+    (serial: a few ns a read, less than a parallel kernel's start-up, and a parallel
+    kernel takes longer to compile)."""
     out = np.empty(n_reads, dtype=np.uint64)
-    for r in prange(n_reads):
+    for r in range(n_reads):
         out[r] = stream_start(base, first + r)
     return out
 
