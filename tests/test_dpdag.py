@@ -498,3 +498,13 @@ def test_mlp_mechanisms_nonlinear_chain():
     assert res.is_dag() and shd(B, res.adjacency) <= 1
     with pytest.raises(ValueError, match="mlp"):
         learn_dag(X, method="dpdag", mechanism="mlp", order_objective="profile")
+
+
+def test_compiled_order_sort_equals_numpy_argsort():
+    from solvers.dag._dpdag_numba import _argsort
+
+    rng = np.random.default_rng(8)
+    for d in (1, 2, 3, 17, 256):
+        keys = rng.gumbel(size=d)
+        np.testing.assert_array_equal(_argsort(keys), np.argsort(keys))
+    np.testing.assert_array_equal(_argsort(np.arange(6.0)[::-1].copy()), np.arange(6)[::-1])

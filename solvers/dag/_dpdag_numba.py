@@ -17,12 +17,29 @@ _S11 = np.uint64(11)
 
 
 @jit
+def _argsort(keys):
+    """Indices that sort ``keys`` ascending (insertion sort: O(d^2), like the edge draws
+    that follow; np.argsort costs about 1 s of compilation on a first call). The keys
+    are continuous draws, so ties (where sorts may differ) have probability zero."""
+    d = keys.shape[0]
+    order = np.empty(d, dtype=np.int64)
+    for i in range(d):
+        k = keys[i]
+        j = i
+        while j > 0 and keys[order[j - 1]] > k:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = i
+    return order
+
+
+@jit
 def _order_one(theta, state, keys):
     d = theta.shape[0]
     for i in range(d):
         state, u = next_uniform(state)  # in (0, 1)
         keys[i] = -(theta[i] - np.log(-np.log(u)))  # negated: ascending argsort
-    return state, np.argsort(keys)
+    return state, _argsort(keys)
 
 
 @jit
