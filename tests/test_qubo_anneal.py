@@ -143,6 +143,23 @@ def test_reproducible_and_thread_independent():
     assert not np.array_equal(a.samples, c.samples)
 
 
+@pytest.mark.parametrize("n, n_reads", [(40, 6), (120, 20)])
+def test_serial_twins_give_the_parallel_kernels_samples(monkeypatch, n, n_reads):
+    """Small dense calls run serial twins of the sweep and descent kernels; forcing the
+    parallel kernels (or the twins) at any size gives the same samples."""
+    from solvers.qubo import _anneal_numba
+
+    Q = np.random.default_rng(n).normal(size=(n, n))
+    runs = []
+    for serial_below in (0, 1 << 62):
+        monkeypatch.setattr(_anneal_numba, "SERIAL_BELOW", serial_below)
+        runs.append(minimize_qubo(Q, n_reads=n_reads, n_sweeps=40, rng=3))
+    np.testing.assert_array_equal(runs[0].samples, runs[1].samples)
+    np.testing.assert_array_equal(runs[0].energies, runs[1].energies)
+    assert _anneal_numba.anneal_dense_reads.signatures
+    assert _anneal_numba.anneal_dense_reads_serial.signatures
+
+
 def test_polish_reaches_a_local_minimum():
     rng = np.random.default_rng(6)
     n = 60

@@ -135,14 +135,26 @@ def anneal_dense(W, X, H, E, betas, t0, starts, n_real, target, stops):
                                     starts[lo:hi], n_real[g], target, stops, g)
 
 
+@jit
+def _anneal_read(W, X, H, E, betas, t0, starts, r):
+    n = X.shape[1]
+    for t in range(betas.shape[0]):
+        E[r] += _sweep_dense(W, X[r], H[r], betas[t], starts[r], (t0 + t) * n)
+
+
 @jit_parallel
 def anneal_dense_reads(W, X, H, E, betas, t0, starts, n_reads):
     """:func:`anneal_dense` without a target: every read on its own (the same sweeps, in
     parallel over reads rather than groups)."""
-    n = X.shape[1]
     for r in prange(n_reads):
-        for t in range(betas.shape[0]):
-            E[r] += _sweep_dense(W, X[r], H[r], betas[t], starts[r], (t0 + t) * n)
+        _anneal_read(W, X, H, E, betas, t0, starts, np.int64(r))
+
+
+@jit
+def anneal_dense_reads_serial(W, X, H, E, betas, t0, starts, n_reads):
+    """Serial twin of :func:`anneal_dense_reads` for small calls (the same reads)."""
+    for r in range(n_reads):
+        _anneal_read(W, X, H, E, betas, t0, starts, r)
 
 
 @jit
@@ -244,6 +256,19 @@ def descend_dense(W, X, H):
     """Steepest descent of every read (rows of ``X``, ``H``) to a 1-flip local minimum."""
     for r in prange(X.shape[0]):
         _descend_dense(W, X[r], H[r], 10 * X.shape[1] + 10)
+
+
+@jit
+def descend_dense_serial(W, X, H):
+    """Serial twin of :func:`descend_dense` for small calls."""
+    for r in range(X.shape[0]):
+        _descend_dense(W, X[r], H[r], 10 * X.shape[1] + 10)
+
+
+#: flips (reads x variables x sweeps, or reads x variables^2 for a descent) under which
+#: a dense call runs the serial twin: at this size threads save less than their start-up,
+#: and a small first call compiles no parallel kernel (these compile about 3x slower)
+SERIAL_BELOW = 1 << 18
 
 
 @jit_parallel
@@ -384,8 +409,10 @@ class NumbaChains:
         args = (self.X, self.H, self.E, np.atleast_2d(betas), np.int64(self.t),
                 self._lanes(self.starts), self.n_real, goal, self.stops)
         if self.dense and target is None and betas.ndim == 1:
-            anneal_dense_reads(self.Wk, self.X, self.H, self.E, betas, np.int64(self.t),
-                               self.starts, self.n_reads)
+            small = self.n_reads * self.n * betas.shape[0] < SERIAL_BELOW
+            kernel = anneal_dense_reads_serial if small else anneal_dense_reads
+            kernel(self.Wk, self.X, self.H, self.E, betas, np.int64(self.t), self.starts,
+                   self.n_reads)
         elif self.dense:
             anneal_dense(self.Wk, *args)
         else:
@@ -398,7 +425,9 @@ class NumbaChains:
             self.H = self._fields()
         if self.dense:
             k = self.n_reads  # not the padding rows
-            descend_dense(self.Wd, self.X[:k], self.H[:k])
+            small = k * self.n * self.n < SERIAL_BELOW
+            (descend_dense_serial if small else descend_dense)(self.Wd, self.X[:k],
+                                                               self.H[:k])
         else:
             descend_csr(*self.csr, self.X, self.H)
 
