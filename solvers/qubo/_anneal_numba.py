@@ -4,7 +4,8 @@ The objective is ``f(x) = c0 + a^T x + x^T W x / 2`` with ``W`` symmetric, zero 
 Each read keeps its state ``x`` (int8), the local field ``h = a + W x`` and its energy;
 flipping bit ``i`` changes ``f`` by ``(1 - 2 x_i) h_i`` and costs one row of ``W`` to update
 ``h``. Reads come in groups of :data:`GROUP` (see :mod:`._anneal_kernels` for the group
-and random-stream conventions); groups run in parallel (``prange``).
+and random-stream conventions); groups run in parallel (``prange``). Dense calls under
+:data:`SERIAL_BELOW` flips run serial twins of the same loops (same reads, same bits).
 
 - Dense ``W``: the reads of a group take their sweeps in turn (without a target every
   read runs on its own, in parallel over reads), each flip adds a row of ``W`` to ``h``
