@@ -73,7 +73,9 @@ def sample_dags_parallel(theta, thresholds, n, seed, out, orders):
     """
     base = np.uint64(seed)
     for b in prange(n):
-        _one_dag(b, theta, thresholds, base, out, orders)
+        # an int64 index, as in the serial twin: Numba types a prange index uint64 inside
+        # the parallel body, which would compile the callee a second time
+        _one_dag(np.int64(b), theta, thresholds, base, out, orders)
 
 
 @jit
@@ -89,7 +91,8 @@ def dags_from_orders_parallel(orders, thresholds, seed, out):
     """Edges for given orders (the Sinkhorn order sampler): same per-sample streams."""
     base = np.uint64(seed)
     for b in prange(orders.shape[0]):
-        _edges(b, orders[b], thresholds, stream_start(base, b), out)
+        k = np.int64(b)     # as in sample_dags_parallel
+        _edges(k, orders[k], thresholds, stream_start(base, k), out)
 
 
 @jit
