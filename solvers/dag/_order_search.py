@@ -160,7 +160,7 @@ class OrderState:
         self.pen, self.noise, self.fit, self.add_gain = float(pen), noise, fit, add_gain
         self.d = len(order)
         self._cache = {} if cache is None else cache
-        self._gains = {}           # (w, v) -> (parents of w it was computed for, gain)
+        self._gains = {}           # (w, v) -> (parents of w it was computed for, answer)
         self.order = [int(v) for v in order]
         self.rss = [0.0] * self.d    # Python floats: the search reads them one at a time
         self.parents = [None] * self.d
@@ -204,13 +204,15 @@ class OrderState:
         before refitting a node that gains a candidate)."""
         P = self.parents[w]
         hit = self._gains.get((w, v))
-        if hit is not None and hit[0] is P:       # same fit of w as when computed
-            g = hit[1]
-        else:
-            g = self.add_gain(self.C, w, v, P, self.coefs[w])
-            self._gains[(w, v)] = (P, g)
+        if hit is not None and hit[0] is P:
+            # the same fit of w as when computed (a fit's parents and rss are set together),
+            # so the same answer
+            return hit[1]
+        g = self.add_gain(self.C, w, v, P, self.coefs[w])
         rss = self.rss[w]
-        return g > 0 and self.n * math.log(rss / max(rss - g, 1e-300)) > self.pen
+        answer = g > 0 and self.n * math.log(rss / max(rss - g, 1e-300)) > self.pen
+        self._gains[(w, v)] = (P, answer)
+        return answer
 
     def try_order(self, new_order, changed, lost=None, gained=None):
         """Evaluate ``new_order`` without applying it; return (score, updates, total, edges).
