@@ -13,7 +13,7 @@ import numpy as np
 from .._lib.numba_config import jit, jit_parallel, prange
 
 
-@jit
+@jit(inline='always')
 def _row_lse(w, K):
     """Log-sum-exp of ``w[:K]`` with SciPy's special values: NaN if any entry is NaN,
     ``+-inf`` when the largest entry is infinite; also returns the row maximum."""
@@ -103,7 +103,7 @@ def sample_diag(x, logits, r, s, eps, u, z):
     return out.astype(x.dtype, copy=False)
 
 
-@jit
+@jit(inline='always')
 def _softmax_accumulate(w, pts, i, acc):
     """Turn logits ``w`` into softmax weights ``exp(w - lse)`` in place, add the weighted
     0th/1st/2nd moments of point ``pts[i]`` to ``acc``; return the row's log-sum-exp
@@ -139,15 +139,20 @@ def _diag_terms(r, s, eps):
     K, D = r.shape
     inv2e = 1.0 / (2.0 * eps)
     const = -0.5 * D * math.log(2.0 * math.pi * eps)
-    inv_s = 1.0 / s
-    half_logdet = np.zeros(K)
-    rr = np.zeros(K)
+    # loops rather than ``1.0 / s`` and np.zeros: the same arithmetic, but each numpy form
+    # is compiled anew on a first call (a tenth of a second or more each)
+    inv_s = np.empty((K, D))
+    half_logdet = np.empty(K)
+    rr = np.empty(K)
     for k in range(K):
         t = 0.0
+        q = 0.0
         for d in range(D):
+            inv_s[k, d] = 1.0 / s[k, d]
             t += math.log(s[k, d])
-            rr[k] += r[k, d] * r[k, d] * inv_s[k, d]
+            q += r[k, d] * r[k, d] * inv_s[k, d]
         half_logdet[k] = 0.5 * t
+        rr[k] = q
     return inv_s, half_logdet, rr, inv2e, const
 
 
