@@ -18,7 +18,7 @@ from ._cbo_kernels import KERNELS
 from ._cbo_local import LOCAL_ESS, local_run, swarm_covariance
 from ._polish import polish as scipy_polish
 
-__all__ = ["Refiner"]
+__all__ = ["Refiner", "same_basin"]
 
 #: start step of the refinement, as a share of the start box (it grows within a few
 #: generations where that is too small; a too-large start step costs many more), capped
@@ -42,9 +42,22 @@ PROBE_STALL = 1e-3
 #: last start's best is worse (else the last start's best, as every other refinement)
 FINAL_BEST = True
 #: two answers lie in the same basin when their points are this close (share of the box)
+#: and their values agree within BASIN_FTOL (relative, or ``ftol`` if that is larger): a
+#: converging local run spends many generations on the last digits of a basin it has
+#: already found, which tell nothing about where the basins are
 BASIN_XTOL = 1e-3
+BASIN_FTOL = 1e-3
 #: IPOP doublings of the refinement of the first (covariance) start
 FIRST_GROWTH = 0
+
+
+def same_basin(f, x, f_ref, x_ref, ftol, scale):
+    """Whether the answer ``(f, x)`` lies in the basin of ``(f_ref, x_ref)``: ``f`` at
+    most ``max(ftol, BASIN_FTOL) * (1 + |f_ref|)`` above ``f_ref`` and ``x`` within
+    ``BASIN_XTOL * scale`` of ``x_ref`` (sup-norm; symmetric local minima, as
+    Rastrigin's, share values but not points)."""
+    tol = max(ftol, BASIN_FTOL) * (1.0 + abs(f_ref))
+    return f <= f_ref + tol and float(np.max(np.abs(x - x_ref))) <= BASIN_XTOL * scale
 
 
 class Refiner:
@@ -185,25 +198,23 @@ class Refiner:
     # ---- the probe
     def _probe_verdict(self):
         """The early end of a probe, given the best answer so far ``(f_ref, x_ref)``: the
-        probe has *matched* it once its best value agrees within ``ftol`` and its best
-        point lies in the same basin (what the restarts' agreement test asks); it has
-        *missed* once its search has shrunk onto another point (its spread below
-        PROBE_MISS of its distance to ``x_ref``) whose value is worse by more than
-        PROBE_GAP and no longer falls (by less than PROBE_STALL of that excess over the
-        last generations). Either way the rest of its convergence would tell nothing new."""
+        probe has *matched* it once its best point lies in the same basin
+        (:func:`same_basin`, the test the restarts' agreement asks); it has *missed* once
+        its search has shrunk onto another point (its spread below PROBE_MISS of its
+        distance to ``x_ref``) whose value is worse by more than PROBE_GAP and no longer
+        falls (by less than PROBE_STALL of that excess over the last generations). Either
+        way the rest of its convergence would tell nothing new."""
         sv = self.solver
         if not (PROBE_EARLY and sv.answers):
             return None
         f_ref, x_ref = min(sv.answers, key=lambda a: a[0])
         if not math.isfinite(f_ref):
             return None
-        ftol = max(sv.cfg.ftol, 1e-15) * (1.0 + abs(f_ref))
-        xtol = BASIN_XTOL * sv.problem.scale
         gap = PROBE_GAP * (1.0 + abs(f_ref))
 
         def verdict(best_x, best_f, m, spread, gain):
-            if best_f <= f_ref + ftol:
-                return float(np.max(np.abs(best_x - x_ref))) <= xtol
+            if same_basin(best_f, best_x, f_ref, x_ref, sv.cfg.ftol, sv.problem.scale):
+                return True
             excess = best_f - f_ref
             return excess > gap and gain < PROBE_STALL * excess and \
                 spread < PROBE_MISS * float(np.linalg.norm(m - x_ref))
