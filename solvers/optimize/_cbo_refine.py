@@ -31,6 +31,17 @@ BOUND_POLISH = 100
 #: the start shape of the refinement of a diagonal-noise start: "diagonal" (the
 #: particles' spread per coordinate) or "isotropic" (its mean, on every coordinate)
 DIAG_SHAPE = "isotropic"
+#: the start shape of the refinement of the first covariance start, which ends after
+#: FIRST_SHARE of ``maxfev`` before it has collapsed: "swarm" (the Gibbs-weighted
+#: covariance) or "isotropic" (its mean variance, on every coordinate); and its start
+#: step, as a share of the start box, capped by the swarm's spread (None: LOCAL_STEP).
+#: The shape of that swarm is the one of a swarm still crossing the landscape, and a
+#: refinement that starts with the swarm's width, from the identity, behaves as a fresh
+#: CMA-ES run from the best point (Schaffer's and Gallagher's functions, Rosenbrock's
+#: valley in d = 20), while a tiny step inside that shape creeps on for tens of thousands
+#: of evaluations
+COV_SHAPE = "isotropic"
+COV_STEP = 1.0
 #: a probe ends early once it matches the best answer or has missed it (see
 #: :meth:`Refiner._probe_verdict`): PROBE_MISS is the spread / distance ratio, PROBE_GAP
 #: the relative value gap of a miss
@@ -46,7 +57,7 @@ FINAL_BEST = True
 #: converging local run spends many generations on the last digits of a basin it has
 #: already found, which tell nothing about where the basins are
 BASIN_XTOL = 1e-3
-BASIN_FTOL = 1e-3
+BASIN_FTOL = 1e-6
 #: IPOP doublings of the refinement of the first (covariance) start
 FIRST_GROWTH = 0
 
@@ -113,13 +124,16 @@ class Refiner:
                 self.refine_best()
             return
         refine = sv.cfg.polish is not None and end not in ("callback", "diverged", "target")
-        shape = self._shape_of(s) if refine or sv.cfg.polish == "local" else None
+        # a covariance start capped before it collapsed: refined from its width (COV_SHAPE)
+        wide = s.noise == "covariance" and end == "capped"
+        shape = self._shape_of(s, wide) if refine or sv.cfg.polish == "local" else None
         if refine and final and FINAL_BEST and \
                 to_float(sv.xp.min(sv.BF)) < to_float(sv.xp.min(s.BF)):
             self.refine_best()  # the last refinement goes to the best point of all starts
         elif refine:
             growth = s.growth if sv.answers else s.growth + FIRST_GROWTH
-            s.BF, s.BX = self._refine(s.BF, s.BX, shape, sv.left(final=final), growth)
+            step = COV_STEP if wide and COV_STEP is not None else LOCAL_STEP
+            s.BF, s.BX = self._refine(s.BF, s.BX, shape, sv.left(final=final), growth, step)
         sv.merge(s)
         ib = int(sv.xp.argmin(s.BF))
         value = to_float(s.BF[ib])
@@ -140,20 +154,24 @@ class Refiner:
         tol = 1e-9 * (self.ub - self.lb)
         return bool(np.any((x - self.lb <= tol) | (self.ub - x <= tol)))
 
-    def _shape_of(self, s):
+    def _shape_of(self, s, wide=False):
         """The swarm's shape around its consensus, best run: the Gibbs-weighted covariance
-        (covariance noise) or the diagonal of the particles' spread (diagonal noises)."""
+        (covariance noise; its mean variance on every coordinate for a ``wide`` start,
+        one that ended before it collapsed) or the particles' spread (diagonal noises)."""
         ib = int(np.argmin(np.asarray(to_host(s.BF), dtype=np.float64)))
         P = np.asarray(to_host(s.P[ib, ...]), dtype=np.float64)
         C = np.asarray(to_host(s.C[ib, :]), dtype=np.float64)
         if s.noise == "covariance":
-            return swarm_covariance(P, np.asarray(to_host(s.W[ib, :]), dtype=np.float64), C)
+            cov = swarm_covariance(P, np.asarray(to_host(s.W[ib, :]), dtype=np.float64), C)
+            if COV_SHAPE == "swarm" or not wide:
+                return cov
+            return np.eye(P.shape[1]) * (float(np.trace(cov)) / P.shape[1])
         var = np.mean((P - C) ** 2, axis=0)
         if DIAG_SHAPE == "isotropic":
             return np.eye(P.shape[1]) * float(np.mean(var))
         return np.diag(var)
 
-    def _refine(self, BF, BX, shape, budget, growth=0):
+    def _refine(self, BF, BX, shape, budget, growth=0, step=LOCAL_STEP):
         """Refine the best of the per-run points ``(BF, BX)`` with at most ``budget``
         evaluations (the local run's population grows as the swarm's did, ``growth``
         IPOP doublings); returns the updated ``(BF, BX)``."""
@@ -164,20 +182,20 @@ class Refiner:
             return BF, BX
         x = np.asarray(to_host(BX[ib, :]), dtype=np.float64)
         if sv.cfg.polish == "local":
-            xn, fn = self._local_and_bounds(x, fx, shape, budget, growth)
+            xn, fn = self._local_and_bounds(x, fx, shape, budget, growth, step)
         else:
             xn, fn, _ = scipy_polish(self._point, x, fx, self.lb, self.ub, budget,
                                      sv.cfg.polish)
         return self._put(BF, BX, ib, xn, fn)
 
-    def _local_and_bounds(self, x, fx, shape, budget, growth):
+    def _local_and_bounds(self, x, fx, shape, budget, growth, step=LOCAL_STEP):
         """The local covariance run from ``x``, then, if its answer lies on a bound, a
         projected quasi-Newton run (L-BFGS-B): the covariance run creeps along a face,
         L-BFGS-B moves onto it at once (a linear slope). A start point already on a bound
         leaves a share of the budget for that step."""
         d = x.shape[0]
         share = min(budget // 4, BOUND_POLISH * (d + 1)) if self._on_bounds(x) else 0
-        xn, fn, used = self._local(x, fx, shape, LOCAL_STEP * self.solver.problem.scale,
+        xn, fn, used = self._local(x, fx, shape, step * self.solver.problem.scale,
                                    budget - share, growth=growth)
         if self._on_bounds(xn):
             xn, fn, _ = scipy_polish(self._point, xn, fn, self.lb, self.ub,

@@ -66,8 +66,9 @@ PROBES = 4
 #: after every later swarm start, a local run from a new point whose population grows by
 #: popsize_factor per such run (IPOP-CMA-ES's restarts, between CBO's)
 LATE_PROBES = False
-#: the probes right after the first start double their population one after another
-PROBE_GROWTH = False
+#: the probes right after the first start double their population one after another,
+#: from the probe after this many (None: never)
+PROBE_GROWTH = None
 #: ends of a start that end the whole run
 TERMINAL = ("maxfev", "maxiter", "target", "callback", "diverged")
 
@@ -192,7 +193,8 @@ class CBOSolver:
         while True:
             self.last_kind = kind
             if kind == "probe":
-                end = self.refiner.probe(growth=self.probes - 1 if PROBE_GROWTH else 0)
+                end = self.refiner.probe(growth=0 if PROBE_GROWTH is None else
+                                         max(0, self.probes - PROBE_GROWTH))
             elif kind == "late probe":
                 end = self.refiner.probe(growth=self.late_probes)
             else:
