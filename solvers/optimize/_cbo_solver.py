@@ -5,8 +5,9 @@ options (:func:`._cbo_config.configure`) and a :class:`~._cbo_config.Problem`. A
 swarm of ``M`` batched runs of ``N`` particles with one noise type; it steps until one
 of its stopping rules fires (:meth:`CBOSolver._verdict`), then its best point is refined
 (:mod:`._cbo_refine`) and, with restarts, the next start begins unless two starts ended
-in the basin of the best answer (:meth:`CBOSolver._confirmed`). The hot inner operations come from the kernel table
-(:mod:`._cbo_kernels`); nothing here asks which backend it runs on.
+in the basin of the best answer (:meth:`CBOSolver._confirmed`). The hot inner operations
+come from the kernel table (:mod:`._cbo_kernels`); nothing here asks which backend it
+runs on.
 
 Covariance noise draws :math:`X_i = c + \sigma_t\, v^{-1/2}\,\eta_i` with
 :math:`\eta_i \sim N(0, \Sigma_w)` (:func:`covariance_noise`) and
