@@ -124,7 +124,8 @@ def _probe_spy(monkeypatch, early):
     def spy(self, *a, **kw):
         n0 = self.solver.nfev
         end = _PROBE(self, *a, **kw)
-        probes.append((self.solver.answers[-1][0], self.solver.nfev - n0))
+        probes.append((self.solver.answers[-1][0], self.solver.nfev - n0,
+                       self.solver.answers[-1][1]))
         return end
     monkeypatch.setattr(_cbo_refine.Refiner, "probe", spy)
     f = _ellipsoid(5, 1e4, 3)
@@ -135,14 +136,18 @@ def _probe_spy(monkeypatch, early):
 
 def test_a_probe_that_matches_the_best_answer_ends_early(monkeypatch):
     # the unimodal run ends after one probe either way; with the early end the probe stops
-    # once its value agrees with the first answer within ftol (so the run still ends as
-    # "agreed"), and the same draws up to that point make it strictly cheaper
+    # once it reaches the first answer's basin (its value within 1e-6 (1 + |f|), its point
+    # within 1e-3 of the box: the run still ends as "agreed"), and the same draws up to
+    # that point make it strictly cheaper; the answer is the first start's, refined to
+    # the end
     full, full_probes = _probe_spy(monkeypatch, False)
     early, early_probes = _probe_spy(monkeypatch, True)
     assert full.success and early.success and len(full_probes) == len(early_probes) == 1
-    assert "agreed" in early.message or "same best value" in early.message
-    ftol = 1e-10 * (1 + abs(early.fun))
-    assert early_probes[0][0] <= early.fun + ftol and early.fun < 1e-10
+    assert "basin of the best answer" in early.message
+    value, _, point = early_probes[0]
+    assert early.fun < 1e-10 and value <= early.fun + 1e-6 * (1 + abs(early.fun))
+    assert np.max(np.abs(point - early.x)) <= 1e-3 * 10
+    assert value > early.fun  # it did stop before the last digits
     assert early_probes[0][1] < full_probes[0][1]
     assert early.nfev < full.nfev
 
@@ -163,3 +168,25 @@ def test_the_final_reserve_is_spent_when_a_probe_finds_the_budget_gone(monkeypat
                        maxfev=6000, rng=0)
     assert calls == [5400] and 5400 < res.nfev <= 6000 and res.status == Status.MAXFEV
     assert res.fun < 1e-8
+
+
+def test_a_covariance_start_is_refined_from_the_identity_with_the_swarms_width(monkeypatch):
+    # the first covariance start ends after 2.5 % of maxfev, before it has collapsed: its
+    # refinement starts from the identity (times the swarm's mean variance) with the
+    # swarm's rms width as its step, far above the 1e-4 of the box of a collapsed start
+    calls = []
+    real = _cbo_refine.local_run
+
+    def spy(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect, **kw):
+        calls.append((cov, step, kw.get("cap_step", True)))
+        return real(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect, **kw)
+    monkeypatch.setattr(_cbo_refine, "local_run", spy)
+    f = _ellipsoid(6, 1e2, 1)
+    minimize_cbo(lambda X: f(np.asarray(X).T), bounds=[(-5, 5)] * 6, vectorized=True,
+                 maxfev=20_000, rng=2)
+    cov, step, cap = calls[0]
+    d = cov.shape[0]
+    width = np.sqrt(np.trace(cov) / d)
+    assert np.allclose(cov, np.eye(d) * cov[0, 0]) and cov[0, 0] > 0
+    assert cap and step == pytest.approx(10.0)  # the cap is the swarm's width itself
+    assert 1e-4 * 10.0 < width < 10.0

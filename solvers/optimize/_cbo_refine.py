@@ -18,7 +18,7 @@ from ._cbo_kernels import KERNELS
 from ._cbo_local import LOCAL_ESS, local_run, swarm_covariance
 from ._polish import polish as scipy_polish
 
-__all__ = ["Refiner"]
+__all__ = ["Refiner", "same_basin"]
 
 #: start step of the refinement, as a share of the start box (it grows within a few
 #: generations where that is too small; a too-large start step costs many more), capped
@@ -31,6 +31,17 @@ BOUND_POLISH = 100
 #: the start shape of the refinement of a diagonal-noise start: "diagonal" (the
 #: particles' spread per coordinate) or "isotropic" (its mean, on every coordinate)
 DIAG_SHAPE = "isotropic"
+#: the start shape of the refinement of the first covariance start, which ends after
+#: FIRST_SHARE of ``maxfev`` before it has collapsed: "swarm" (the Gibbs-weighted
+#: covariance) or "isotropic" (its mean variance, on every coordinate); and its start
+#: step, as a share of the start box, capped by the swarm's spread (None: LOCAL_STEP).
+#: The shape of that swarm is the one of a swarm still crossing the landscape, and a
+#: refinement that starts with the swarm's width, from the identity, behaves as a fresh
+#: CMA-ES run from the best point (Schaffer's and Gallagher's functions, Rosenbrock's
+#: valley in d = 20), while a tiny step inside that shape creeps on for tens of thousands
+#: of evaluations
+COV_SHAPE = "isotropic"
+COV_STEP = 1.0
 #: a probe ends early once it matches the best answer or has missed it (see
 #: :meth:`Refiner._probe_verdict`): PROBE_MISS is the spread / distance ratio, PROBE_GAP
 #: the relative value gap of a miss
@@ -42,9 +53,22 @@ PROBE_STALL = 1e-3
 #: last start's best is worse (else the last start's best, as every other refinement)
 FINAL_BEST = True
 #: two answers lie in the same basin when their points are this close (share of the box)
+#: and their values agree within BASIN_FTOL (relative, or ``ftol`` if that is larger): a
+#: converging local run spends many generations on the last digits of a basin it has
+#: already found, which tell nothing about where the basins are
 BASIN_XTOL = 1e-3
+BASIN_FTOL = 1e-6
 #: IPOP doublings of the refinement of the first (covariance) start
 FIRST_GROWTH = 0
+
+
+def same_basin(f, x, f_ref, x_ref, ftol, scale):
+    """Whether the answer ``(f, x)`` lies in the basin of ``(f_ref, x_ref)``: ``f`` at
+    most ``max(ftol, BASIN_FTOL) * (1 + |f_ref|)`` above ``f_ref`` and ``x`` within
+    ``BASIN_XTOL * scale`` of ``x_ref`` (sup-norm; symmetric local minima, as
+    Rastrigin's, share values but not points)."""
+    tol = max(ftol, BASIN_FTOL) * (1.0 + abs(f_ref))
+    return f <= f_ref + tol and float(np.max(np.abs(x - x_ref))) <= BASIN_XTOL * scale
 
 
 class Refiner:
@@ -100,13 +124,16 @@ class Refiner:
                 self.refine_best()
             return
         refine = sv.cfg.polish is not None and end not in ("callback", "diverged", "target")
-        shape = self._shape_of(s) if refine or sv.cfg.polish == "local" else None
+        # a covariance start capped before it collapsed: refined from its width (COV_SHAPE)
+        wide = s.noise == "covariance" and end == "capped"
+        shape = self._shape_of(s, wide) if refine or sv.cfg.polish == "local" else None
         if refine and final and FINAL_BEST and \
                 to_float(sv.xp.min(sv.BF)) < to_float(sv.xp.min(s.BF)):
             self.refine_best()  # the last refinement goes to the best point of all starts
         elif refine:
             growth = s.growth if sv.answers else s.growth + FIRST_GROWTH
-            s.BF, s.BX = self._refine(s.BF, s.BX, shape, sv.left(final=final), growth)
+            step = COV_STEP if wide and COV_STEP is not None else LOCAL_STEP
+            s.BF, s.BX = self._refine(s.BF, s.BX, shape, sv.left(final=final), growth, step)
         sv.merge(s)
         ib = int(sv.xp.argmin(s.BF))
         value = to_float(s.BF[ib])
@@ -127,20 +154,24 @@ class Refiner:
         tol = 1e-9 * (self.ub - self.lb)
         return bool(np.any((x - self.lb <= tol) | (self.ub - x <= tol)))
 
-    def _shape_of(self, s):
+    def _shape_of(self, s, wide=False):
         """The swarm's shape around its consensus, best run: the Gibbs-weighted covariance
-        (covariance noise) or the diagonal of the particles' spread (diagonal noises)."""
+        (covariance noise; its mean variance on every coordinate for a ``wide`` start,
+        one that ended before it collapsed) or the particles' spread (diagonal noises)."""
         ib = int(np.argmin(np.asarray(to_host(s.BF), dtype=np.float64)))
         P = np.asarray(to_host(s.P[ib, ...]), dtype=np.float64)
         C = np.asarray(to_host(s.C[ib, :]), dtype=np.float64)
         if s.noise == "covariance":
-            return swarm_covariance(P, np.asarray(to_host(s.W[ib, :]), dtype=np.float64), C)
+            cov = swarm_covariance(P, np.asarray(to_host(s.W[ib, :]), dtype=np.float64), C)
+            if COV_SHAPE == "swarm" or not wide:
+                return cov
+            return np.eye(P.shape[1]) * (float(np.trace(cov)) / P.shape[1])
         var = np.mean((P - C) ** 2, axis=0)
         if DIAG_SHAPE == "isotropic":
             return np.eye(P.shape[1]) * float(np.mean(var))
         return np.diag(var)
 
-    def _refine(self, BF, BX, shape, budget, growth=0):
+    def _refine(self, BF, BX, shape, budget, growth=0, step=LOCAL_STEP):
         """Refine the best of the per-run points ``(BF, BX)`` with at most ``budget``
         evaluations (the local run's population grows as the swarm's did, ``growth``
         IPOP doublings); returns the updated ``(BF, BX)``."""
@@ -151,20 +182,20 @@ class Refiner:
             return BF, BX
         x = np.asarray(to_host(BX[ib, :]), dtype=np.float64)
         if sv.cfg.polish == "local":
-            xn, fn = self._local_and_bounds(x, fx, shape, budget, growth)
+            xn, fn = self._local_and_bounds(x, fx, shape, budget, growth, step)
         else:
             xn, fn, _ = scipy_polish(self._point, x, fx, self.lb, self.ub, budget,
                                      sv.cfg.polish)
         return self._put(BF, BX, ib, xn, fn)
 
-    def _local_and_bounds(self, x, fx, shape, budget, growth):
+    def _local_and_bounds(self, x, fx, shape, budget, growth, step=LOCAL_STEP):
         """The local covariance run from ``x``, then, if its answer lies on a bound, a
         projected quasi-Newton run (L-BFGS-B): the covariance run creeps along a face,
         L-BFGS-B moves onto it at once (a linear slope). A start point already on a bound
         leaves a share of the budget for that step."""
         d = x.shape[0]
         share = min(budget // 4, BOUND_POLISH * (d + 1)) if self._on_bounds(x) else 0
-        xn, fn, used = self._local(x, fx, shape, LOCAL_STEP * self.solver.problem.scale,
+        xn, fn, used = self._local(x, fx, shape, step * self.solver.problem.scale,
                                    budget - share, growth=growth)
         if self._on_bounds(xn):
             xn, fn, _ = scipy_polish(self._point, xn, fn, self.lb, self.ub,
@@ -185,25 +216,23 @@ class Refiner:
     # ---- the probe
     def _probe_verdict(self):
         """The early end of a probe, given the best answer so far ``(f_ref, x_ref)``: the
-        probe has *matched* it once its best value agrees within ``ftol`` and its best
-        point lies in the same basin (what the restarts' agreement test asks); it has
-        *missed* once its search has shrunk onto another point (its spread below
-        PROBE_MISS of its distance to ``x_ref``) whose value is worse by more than
-        PROBE_GAP and no longer falls (by less than PROBE_STALL of that excess over the
-        last generations). Either way the rest of its convergence would tell nothing new."""
+        probe has *matched* it once its best point lies in the same basin
+        (:func:`same_basin`, the test the restarts' agreement asks); it has *missed* once
+        its search has shrunk onto another point (its spread below PROBE_MISS of its
+        distance to ``x_ref``) whose value is worse by more than PROBE_GAP and no longer
+        falls (by less than PROBE_STALL of that excess over the last generations). Either
+        way the rest of its convergence would tell nothing new."""
         sv = self.solver
         if not (PROBE_EARLY and sv.answers):
             return None
         f_ref, x_ref = min(sv.answers, key=lambda a: a[0])
         if not math.isfinite(f_ref):
             return None
-        ftol = max(sv.cfg.ftol, 1e-15) * (1.0 + abs(f_ref))
-        xtol = BASIN_XTOL * sv.problem.scale
         gap = PROBE_GAP * (1.0 + abs(f_ref))
 
         def verdict(best_x, best_f, m, spread, gain):
-            if best_f <= f_ref + ftol:
-                return float(np.max(np.abs(best_x - x_ref))) <= xtol
+            if same_basin(best_f, best_x, f_ref, x_ref, sv.cfg.ftol, sv.problem.scale):
+                return True
             excess = best_f - f_ref
             return excess > gap and gain < PROBE_STALL * excess and \
                 spread < PROBE_MISS * float(np.linalg.norm(m - x_ref))

@@ -6,8 +6,8 @@ Every end of :func:`~solvers.optimize.cbo.minimize_cbo` maps to one shared
 ==========  ===========  ======================================================
 status      success      end
 ==========  ===========  ======================================================
-CONVERGED   True         the last two starts returned the same best value
-                         (within ``ftol``); without restarts, the start's
+CONVERGED   True         two starts ended in the basin of the best answer
+                         (the restarts' agreement); without restarts, the start's
                          particles collapsed (``xtol``), their values agreed
                          (``ftol``) or its best value stagnated
 TARGET      True         a value ``<= f_target`` was found
@@ -29,7 +29,7 @@ __all__ = ["ENDS", "build_result"]
 #: end of a run -> (Status, success, message)
 ENDS = {
     "agreed": (Status.CONVERGED, True,
-               "converged: the last two starts returned the same best value (within ftol)"),
+               "converged: two starts ended in the basin of the best answer"),
     "collapsed": (Status.CONVERGED, True,
                   "converged: the particles collapsed onto the consensus (xtol)"),
     "flat": (Status.CONVERGED, True,

@@ -4,9 +4,10 @@ r"""The CBO solver: starts, steps, stopping rules, restarts and the refinement o
 options (:func:`._cbo_config.configure`) and a :class:`~._cbo_config.Problem`. A *start* is a
 swarm of ``M`` batched runs of ``N`` particles with one noise type; it steps until one
 of its stopping rules fires (:meth:`CBOSolver._verdict`), then its best point is refined
-(:mod:`._cbo_refine`) and, with restarts, the next start begins unless the last two
-starts returned the same best value. The hot inner operations come from the kernel table
-(:mod:`._cbo_kernels`); nothing here asks which backend it runs on.
+(:mod:`._cbo_refine`) and, with restarts, the next start begins unless two starts ended
+in the basin of the best answer (:meth:`CBOSolver._confirmed`). The hot inner operations
+come from the kernel table (:mod:`._cbo_kernels`); nothing here asks which backend it
+runs on.
 
 Covariance noise draws :math:`X_i = c + \sigma_t\, v^{-1/2}\,\eta_i` with
 :math:`\eta_i \sim N(0, \Sigma_w)` (:func:`covariance_noise`) and
@@ -28,7 +29,7 @@ from ._cbo_bounds import reflect
 from ._cbo_config import reserve
 from ._cbo_eval import Evaluator
 from ._cbo_kernels import KERNELS, SYNC_EVERY, run_size
-from ._cbo_refine import BASIN_XTOL, Refiner
+from ._cbo_refine import Refiner, same_basin
 from ._cbo_result import build_result
 
 __all__ = ["CBOSolver", "covariance_noise"]
@@ -66,8 +67,9 @@ PROBES = 4
 #: after every later swarm start, a local run from a new point whose population grows by
 #: popsize_factor per such run (IPOP-CMA-ES's restarts, between CBO's)
 LATE_PROBES = False
-#: the probes right after the first start double their population one after another
-PROBE_GROWTH = False
+#: the probes right after the first start double their population one after another,
+#: from the probe after this many (None: never)
+PROBE_GROWTH = None
 #: ends of a start that end the whole run
 TERMINAL = ("maxfev", "maxiter", "target", "callback", "diverged")
 
@@ -192,7 +194,8 @@ class CBOSolver:
         while True:
             self.last_kind = kind
             if kind == "probe":
-                end = self.refiner.probe(growth=self.probes - 1 if PROBE_GROWTH else 0)
+                end = self.refiner.probe(growth=0 if PROBE_GROWTH is None else
+                                         max(0, self.probes - PROBE_GROWTH))
             elif kind == "late probe":
                 end = self.refiner.probe(growth=self.late_probes)
             else:
@@ -229,15 +232,12 @@ class CBOSolver:
 
     def _basins(self):
         """The answers of the starts grouped by basin, best first: ``[value, point,
-        count]``; two answers share a basin when their values agree within ``ftol`` and
-        their points within BASIN_XTOL of the start box (symmetric local minima, as
-        Rastrigin's, share values but not points)."""
+        count]`` (:func:`._cbo_refine.same_basin`: values that agree and points that lie
+        close together)."""
         basins = []
-        xtol = BASIN_XTOL * self.problem.scale
         for value, x in sorted(self.answers, key=lambda a: a[0]):
             for b in basins:
-                if value <= b[0] + max(self.cfg.ftol, 1e-15) * (1.0 + abs(b[0])) and \
-                        float(np.max(np.abs(x - b[1]))) <= xtol:
+                if same_basin(value, x, b[0], b[1], self.cfg.ftol, self.problem.scale):
                     b[2] += 1
                     break
             else:

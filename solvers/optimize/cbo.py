@@ -158,9 +158,11 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     weights) started with the swarm's shape, which goes on while it improves. With
     restarts, the next start follows (IPOP: ``popsize_factor`` times the particles of the
     previous start of the same noise); right after the first start comes a *probe*, a
-    local covariance run from a new uniform point with the learned shape. The run ends
-    when the last two starts returned the same best value (within ``ftol``): a unimodal
-    problem ends after the probe, a multimodal one keeps searching. ``maxfev`` and
+    local covariance run from a new uniform point. The run ends when the starts have
+    found at most two basins and the best of them twice (two answers share a basin when
+    their values agree within ``max(ftol, 1e-6) * (1 + |f|)`` and their points within 1e-3
+    of the start box; a probe ends as soon as it reaches the best answer's basin): a
+    unimodal problem ends after the probe, a multimodal one keeps searching. ``maxfev`` and
     ``maxiter`` are caps, not targets; pass ``spend_budget=True`` to keep restarting until
     ``maxfev`` is spent (for a multimodal problem whose good basins are rare, where two
     starts may find the same local minimum). ``f_target`` ends the run as soon as it is
@@ -241,8 +243,9 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
         start box's widest side. ``0`` turns the rule off.
     ftol : float, optional
         Tolerance on values: a start whose particles' values agree within
-        ``ftol * (1 + |f|)`` has converged, and so has the run once two starts returned
-        the same best value within it. ``0`` turns the first rule off.
+        ``ftol * (1 + |f|)`` has converged; two starts' answers share a basin when their
+        values agree within ``max(ftol, 1e-6) * (1 + |f|)`` (and their points lie close).
+        ``0`` turns the first rule off.
     f_target : float, optional
         Stop as soon as a value ``<= f_target`` has been found (finite).
     restarts : {"ipop", False}, optional
