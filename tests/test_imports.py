@@ -181,3 +181,20 @@ def test_relative_imports_inside_the_package():
                     a.name.startswith("solvers") for a in node.names):
                 offenders.append(f"{module}: import {node.names[0].name}")
     assert not offenders, "\n".join(offenders)
+
+
+def test_log_sum_exp_calls_leave_scipy_optimize_unimported():
+    """The core's calls return arrays, not OptimizeResult: the result contract (and the
+    ~0.35 s import of scipy.optimize it needs) loads only when a solver returns one."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np, solvers as s\n"
+            "x = np.random.default_rng(0).normal(size=(30, 40))\n"
+            "s.logsumexp(x, axis=1); s.softmax(x, axis=0); s.logsumexp_matmul(x, x.T)\n"
+            "print('scipy.optimize' in sys.modules)\n"
+            "from solvers._lib import OptimizeResult, make_result\n"
+            "print('scipy.optimize' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "True"]

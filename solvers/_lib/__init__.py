@@ -33,10 +33,24 @@ from .validation import (
     check_choice,
     check_int,
 )
-from .results import OptimizeResult, Status, make_result, call_callback, Progress
 from .kernels import KernelTable
 from .optim import Adam
 from .host import to_host, to_float
+
+#: names served on first use: the result contract imports scipy.optimize (~0.35 s), which
+#: a call that returns no OptimizeResult (logsumexp, softmax, ...) never needs
+_LAZY = {name: ".results" for name in
+         ("OptimizeResult", "Status", "make_result", "call_callback", "Progress")}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "array_namespace", "is_numpy_namespace", "is_cupy_namespace", "to_numpy_scalar",
