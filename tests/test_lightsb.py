@@ -429,6 +429,37 @@ def test_split_growth_escapes_the_fixed_k_local_optimum():
     assert cbw_uvp(sb, pair, n_inputs=500, exact=True, rng=2) < 0.7
 
 
+def _kmeanspp_direct(y, K, draws):
+    """k-means++ seeding written out: distances as sums of squared differences."""
+    chosen = [int(draws.integers(0, y.shape[0]))]
+    d2 = np.sum((y - y[chosen[0]]) ** 2, axis=1)
+    for _ in range(1, K):
+        with np.errstate(divide="ignore"):
+            nxt = int(np.argmax(np.log(d2) + draws.gumbel((y.shape[0],), dtype=y.dtype)))
+        if not d2[nxt] > 0:
+            nxt = next(i for i in range(y.shape[0]) if i not in chosen)
+        chosen.append(nxt)
+        d2 = np.minimum(d2, np.sum((y - y[nxt]) ** 2, axis=1))
+    return chosen
+
+
+@pytest.mark.parametrize("offset", [0.0, 50.0])
+def test_kmeanspp_rows_match_the_seeding_written_out(offset):
+    """The same rows as the direct computation from the same draws, also far from the
+    origin (the distances go through centred norms); duplicates are never chosen twice
+    while distinct rows remain, and the fallback takes unused rows."""
+    from solvers._lib.rng import Draws
+    from solvers.transport._lightsb_fit import kmeanspp_rows
+
+    y = np.random.default_rng(3).normal(size=(2000, 5)) + offset
+    for seed in range(3):
+        got = kmeanspp_rows(y, 20, Draws(np.random.default_rng(seed), np), np)
+        assert got == _kmeanspp_direct(y, 20, Draws(np.random.default_rng(seed), np))
+    few = np.repeat(np.arange(3.0)[:, None] * np.ones((1, 2)) + offset, 4, axis=0)
+    got = kmeanspp_rows(few, 5, Draws(np.random.default_rng(0), np), np)
+    assert len(set(got)) == 5 and len({tuple(few[i]) for i in got[:3]}) == 3
+
+
 def test_auto_init_keeps_the_better_of_split_and_kmeanspp():
     rng = np.random.default_rng(0)
     x0, x1 = rng.normal(size=(400, 2)), np.concatenate([rng.normal(size=(200, 2)) + 3,
