@@ -708,6 +708,9 @@ def test_lbfgs_stops_with_a_message_when_no_step_decreases_the_loss():
     ([5.0] * 20, 6.0, False),                  # already below it
     ([10.0 - 0.25 * i for i in range(20)], 4.0, False),  # still falling fast
     ([5.0] * 8, 4.0, False),                   # too short to judge
+    # 20 iterations: the drop over the last 15 is 1.0, the bound 5 - 2.5 * 1.0 = 2.5
+    ([6.0] * 5 + [5.0] * 15, 2.4, True),
+    ([6.0] * 5 + [5.0] * 15, 2.6, False),
 ])
 def test_cannot_overtake_reads_the_recent_drop_of_the_curve(curve, target, expected):
     from solvers.transport._lightsb_search import cannot_overtake
