@@ -479,6 +479,25 @@ def test_auto_init_keeps_the_better_of_split_and_kmeanspp():
     assert len(one.restart_scores) == 1 and one.n_components == 1
 
 
+@pytest.mark.parametrize("D", [2, 8])
+def test_split_that_cannot_beat_its_parent_ends_before_patience(D):
+    """With a patience longer than any fit here, the last (rejected) split still ends
+    early: by the bound from its held-out curve, judged after SPLIT_WINDOW iterations,
+    and the split path keeps the parent."""
+    from solvers.transport.benchmark import make_pair
+    from solvers.transport._lightsb_search import SPLIT_WINDOW
+
+    pair = make_pair(D, 1.0, rng=0)
+    rng = np.random.default_rng(0)
+    x0, x1 = pair.sample_x0(4000, rng), pair.sample_x1(4000, rng)
+    sb = schrodinger_bridge(x0, x1, 1.0, n_components=16, init="split", patience=30, rng=0)
+    (split,) = sb.candidates
+    (K_parent, parent), (K_last, last) = split["stages"][-2:]
+    assert last > parent - 1e-3 and sb.n_components == K_parent == K_last // 2
+    n_last = int(np.sum(split["history"]["n_components"] == K_last))
+    assert SPLIT_WINDOW < n_last < 30
+
+
 def _dropping_fit(**kw):
     """Recipe pair D = 8, eps = 0.1, 4000 samples, K = 8, rng=0: the k-means++ start is
     dropped (measured: split 75.875, k-means++ stopped at 76.10 after 34 iterations)."""

@@ -225,7 +225,7 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     (:math:`2.5 (h_{t/2} - h_t)`, at least 15 iterations in), is still above the best
     score of the other candidates: L-BFGS curves flatten, so that is a generous guess of
     what it has left to gain. A split whose fit cannot beat its parent's score by
-    ``split_tol`` by the same bound ends early.
+    ``split_tol`` by the same bound (judged from 8 iterations on) ends early.
 
     Examples
     --------
