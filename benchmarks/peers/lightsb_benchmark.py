@@ -252,6 +252,9 @@ def speed_against(cases, n, other, *, seed=0, out=None):
         order = (here, other) if i % 2 == 0 else (other, here)
         got = {root: _speed_rows_of(root, [case], n, seed)[0] for root in order}
         pairs.append((got[other], got[here]))
+        print(f"D = {case[0]}, eps = {case[1]:g}: other {got[other]['cbw_uvp_exact']:.4f} % / "
+              f"{got[other]['cpu_s']:.1f} s, this {got[here]['cbw_uvp_exact']:.4f} % / "
+              f"{got[here]['cpu_s']:.1f} s; load {os.getloadavg()}", flush=True)
         if out:
             with open(out, "w") as fh:
                 json.dump([{"other": a, "this": b} for a, b in pairs], fh, indent=1)
