@@ -429,6 +429,37 @@ def test_split_growth_escapes_the_fixed_k_local_optimum():
     assert cbw_uvp(sb, pair, n_inputs=500, exact=True, rng=2) < 0.7
 
 
+def _kmeanspp_direct(y, K, draws):
+    """k-means++ seeding written out: distances as sums of squared differences."""
+    chosen = [int(draws.integers(0, y.shape[0]))]
+    d2 = np.sum((y - y[chosen[0]]) ** 2, axis=1)
+    for _ in range(1, K):
+        with np.errstate(divide="ignore"):
+            nxt = int(np.argmax(np.log(d2) + draws.gumbel((y.shape[0],), dtype=y.dtype)))
+        if not d2[nxt] > 0:
+            nxt = next(i for i in range(y.shape[0]) if i not in chosen)
+        chosen.append(nxt)
+        d2 = np.minimum(d2, np.sum((y - y[nxt]) ** 2, axis=1))
+    return chosen
+
+
+@pytest.mark.parametrize("offset", [0.0, 50.0])
+def test_kmeanspp_rows_match_the_seeding_written_out(offset):
+    """The same rows as the direct computation from the same draws, also far from the
+    origin (the distances go through centred norms); duplicates are never chosen twice
+    while distinct rows remain, and the fallback takes unused rows."""
+    from solvers._lib.rng import Draws
+    from solvers.transport._lightsb_fit import kmeanspp_rows
+
+    y = np.random.default_rng(3).normal(size=(2000, 5)) + offset
+    for seed in range(3):
+        got = kmeanspp_rows(y, 20, Draws(np.random.default_rng(seed), np), np)
+        assert got == _kmeanspp_direct(y, 20, Draws(np.random.default_rng(seed), np))
+    few = np.repeat(np.arange(3.0)[:, None] * np.ones((1, 2)) + offset, 4, axis=0)
+    got = kmeanspp_rows(few, 5, Draws(np.random.default_rng(0), np), np)
+    assert len(set(got)) == 5 and len({tuple(few[i]) for i in got[:3]}) == 3
+
+
 def test_auto_init_keeps_the_better_of_split_and_kmeanspp():
     rng = np.random.default_rng(0)
     x0, x1 = rng.normal(size=(400, 2)), np.concatenate([rng.normal(size=(200, 2)) + 3,
@@ -446,6 +477,25 @@ def test_auto_init_keeps_the_better_of_split_and_kmeanspp():
     assert sizes == [2 ** i for i in range(len(sizes))] or sizes[-1] == 4
     one = schrodinger_bridge(x0, x1, 1.0, n_components=1, rng=0)
     assert len(one.restart_scores) == 1 and one.n_components == 1
+
+
+@pytest.mark.parametrize("D", [2, 8])
+def test_split_that_cannot_beat_its_parent_ends_before_patience(D):
+    """With a patience longer than any fit here, the last (rejected) split still ends
+    early: by the bound from its held-out curve, judged after SPLIT_WINDOW iterations,
+    and the split path keeps the parent."""
+    from solvers.transport.benchmark import make_pair
+    from solvers.transport._lightsb_search import SPLIT_WINDOW
+
+    pair = make_pair(D, 1.0, rng=0)
+    rng = np.random.default_rng(0)
+    x0, x1 = pair.sample_x0(4000, rng), pair.sample_x1(4000, rng)
+    sb = schrodinger_bridge(x0, x1, 1.0, n_components=16, init="split", patience=30, rng=0)
+    (split,) = sb.candidates
+    (K_parent, parent), (K_last, last) = split["stages"][-2:]
+    assert last > parent - 1e-3 and sb.n_components == K_parent == K_last // 2
+    n_last = int(np.sum(split["history"]["n_components"] == K_last))
+    assert SPLIT_WINDOW < n_last < 30
 
 
 def _dropping_fit(**kw):
@@ -677,6 +727,9 @@ def test_lbfgs_stops_with_a_message_when_no_step_decreases_the_loss():
     ([5.0] * 20, 6.0, False),                  # already below it
     ([10.0 - 0.25 * i for i in range(20)], 4.0, False),  # still falling fast
     ([5.0] * 8, 4.0, False),                   # too short to judge
+    # 20 iterations: the drop over the last 15 is 1.0, the bound 5 - 2.5 * 1.0 = 2.5
+    ([6.0] * 5 + [5.0] * 15, 2.4, True),
+    ([6.0] * 5 + [5.0] * 15, 2.6, False),
 ])
 def test_cannot_overtake_reads_the_recent_drop_of_the_curve(curve, target, expected):
     from solvers.transport._lightsb_search import cannot_overtake

@@ -33,6 +33,14 @@ CPU seconds until the iterate first reaches each error (monitoring excluded). It
 older versions of the library too (the iterate is then decoded from ``x``)::
 
     NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/peers/lightsb_benchmark.py --speed
+
+``--against CHECKOUT`` runs each case also on the library of another checkout (for example
+an older commit in its own worktree) and prints both side by side, with the ratios of CPU
+time and error; every fit runs in a fresh process and the two libraries alternate which
+goes first::
+
+    NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/peers/lightsb_benchmark.py \\
+        --speed --against ../lightsb-base
 """
 import argparse
 import json
@@ -209,6 +217,59 @@ def speed_table(cases, n, *, seed=0, reach=(), every=1, out=None):
     return rows
 
 
+def _speed_rows_of(root, cases, n, seed):
+    """The speed rows of the library at ``root`` (a checkout), from a fresh process of
+    this script (``PYTHONPATH=root``): one process per case, so the two libraries of
+    :func:`speed_against` alternate case by case."""
+    import subprocess
+    import tempfile
+
+    rows = []
+    for D, eps in cases:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "rows.json")
+            env = dict(os.environ, PYTHONPATH=str(root))
+            subprocess.run([sys.executable, __file__, "--speed", "--case", str(D), str(eps),
+                            "--n", str(n), "--seed", str(seed), "--out", out],
+                           env=env, check=True, stdout=subprocess.DEVNULL)
+            with open(out) as fh:
+                rows += json.load(fh)
+    return rows
+
+
+def speed_against(cases, n, other, *, seed=0, out=None):
+    """The speed table of this library side by side with the checkout ``other`` (e.g.
+    an older commit in its own worktree): per case, both fits in fresh processes,
+    alternating which runs first, and the ratios this / other."""
+    import solvers
+
+    here = Path(solvers.__file__).resolve().parents[1]
+    print(f"this: {here}; other: {Path(other).resolve()}; NUMBA_NUM_THREADS="
+          f"{os.environ.get('NUMBA_NUM_THREADS')} OPENBLAS_NUM_THREADS="
+          f"{os.environ.get('OPENBLAS_NUM_THREADS')}; load {os.getloadavg()}", flush=True)
+    pairs = []
+    for i, case in enumerate(cases):
+        order = (here, other) if i % 2 == 0 else (other, here)
+        got = {root: _speed_rows_of(root, [case], n, seed)[0] for root in order}
+        pairs.append((got[other], got[here]))
+        print(f"D = {case[0]}, eps = {case[1]:g}: other {got[other]['cbw_uvp_exact']:.4f} % / "
+              f"{got[other]['cpu_s']:.1f} s, this {got[here]['cbw_uvp_exact']:.4f} % / "
+              f"{got[here]['cpu_s']:.1f} s; load {os.getloadavg()}", flush=True)
+        if out:
+            with open(out, "w") as fh:
+                json.dump([{"other": a, "this": b} for a, b in pairs], fh, indent=1)
+    print("\n| case | other: cBW2-UVP % / CPU s | this: cBW2-UVP % / CPU s "
+          "| CPU this / other | error this / other |")
+    print("|---|---|---|---|---|")
+    for a, b in pairs:
+        print(f"| D = {b['D']}, eps = {b['eps']:g} | {a['cbw_uvp_exact']:.4f} / "
+              f"{a['cpu_s']:.1f} | {b['cbw_uvp_exact']:.4f} / {b['cpu_s']:.1f} | "
+              f"{b['cpu_s'] / a['cpu_s']:.2f} | "
+              f"{b['cbw_uvp_exact'] / a['cbw_uvp_exact']:.2f} |", flush=True)
+    print(f"load {os.getloadavg()}")
+    return pairs
+
+
 def fmt(row):
     s = f"{row['cbw_uvp_exact']:.3f}"
     if "cbw_uvp_sample" in row:
@@ -244,6 +305,10 @@ def main():
                          "cBW2-UVP and CPU seconds")
     ap.add_argument("--case", nargs=2, type=float, action="append", metavar=("D", "EPS"),
                     help="with --speed: this case instead of the three (repeatable)")
+    ap.add_argument("--against", default=None, metavar="CHECKOUT",
+                    help="with --speed: also run each case on the library of this checkout "
+                         "(its root directory) in fresh processes and print both side by "
+                         "side with the ratios")
     ap.add_argument("--reach", type=float, nargs="+", default=(),
                     help="with --speed: also the CPU seconds until the iterate first reaches "
                          "these errors (%%, a second, monitored fit)")
@@ -255,6 +320,10 @@ def main():
     pin_blas_threads()
     if args.speed:
         cases = [(int(D), e) for D, e in args.case] if args.case else SPEED_CASES
+        if args.against:
+            speed_against(cases, args.n if args.n else 150_000, args.against, seed=args.seed,
+                          out=args.out)
+            return
         speed_table(cases, args.n if args.n else 150_000, seed=args.seed, reach=args.reach,
                     every=args.reach_every, out=args.out)
         return

@@ -221,11 +221,11 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     The candidates (the split path, the k-means++ start, their restarts) run one after
     the other; each fit keeps the iterate with the lowest held-out loss. A candidate in
     its last fit is dropped at the first iteration where its best held-out loss
-    :math:`h_t`, minus four times its drop over the last half of its iterations
-    (:math:`4 (h_{t/2} - h_t)`, at least 15 iterations in), is still above the best
+    :math:`h_t`, minus 2.5 times its drop over the last half of its iterations
+    (:math:`2.5 (h_{t/2} - h_t)`, at least 15 iterations in), is still above the best
     score of the other candidates: L-BFGS curves flatten, so that is a generous guess of
     what it has left to gain. A split whose fit cannot beat its parent's score by
-    ``split_tol`` by the same bound ends early.
+    ``split_tol`` by the same bound (judged from 8 iterations on) ends early.
 
     Examples
     --------
