@@ -18,10 +18,9 @@ Both paths get the same ``rng``; their results agree to round-off.
 import argparse
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-from benchmarks._common import pin_blas_threads  # noqa: E402
+from benchmarks._common import best_cpu_seconds, pin_blas_threads  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -42,14 +41,6 @@ def scalar_sphere(x):
 CASES = {"sphere (vectorized)": (sphere, True), "rastrigin (vectorized)": (rastrigin, True),
          "sphere (scalar)": (scalar_sphere, False)}
 
-
-def _time(call, repeat):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.process_time()
-        call()
-        best = min(best, time.process_time() - t0)
-    return best
 
 
 def main(argv=None):
@@ -83,7 +74,7 @@ def main(argv=None):
                 t = {b: np.inf for b in runs}
                 for _ in range(args.repeat):  # interleaved
                     for b, run in runs.items():
-                        t[b] = min(t[b], _time(run, 1))
+                        t[b] = min(t[b], best_cpu_seconds(run, 1))
                 size = maxfev * d
                 auto = "generic" if size < GENERIC_BELOW else "numba"
                 nfev = {b: np.mean([r.nfev for r in out]) for b, out in res.items()}

@@ -16,21 +16,12 @@ adjacency matrices agree (the fits agree to round-off).
 import argparse
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-from benchmarks._common import pin_blas_threads  # noqa: E402
+from benchmarks._common import best_cpu_seconds, pin_blas_threads  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-
-def _time(call, repeat):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.process_time()
-        call()
-        best = min(best, time.process_time() - t0)
-    return best
 
 
 def _search_fits(generic):
@@ -70,7 +61,7 @@ def main(argv=None):
         for _ in range(args.repeat):          # interleaved
             for generic in (True, False):
                 _search_fits(generic)
-                t[generic] = min(t[generic], _time(lambda: learn_dag(X, rng=0), 1))
+                t[generic] = min(t[generic], best_cpu_seconds(lambda: learn_dag(X, rng=0), 1))
         same = bool(np.array_equal(graphs[True], graphs[False]))
         auto = "numpy" if d < SEARCH_GENERIC_BELOW else "numba"
         print(f"  {d:>3} {args.n:>6} | {t[True]:8.4f} {t[False]:8.4f} "
