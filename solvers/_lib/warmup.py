@@ -132,11 +132,12 @@ def _qubo(dtype):
     from ..qubo import minimize_qubo
 
     rng = _rng()
-    Q = rng.normal(size=(20, 20))
-    Q = (Q + Q.T) / 2
     coupling = "float32" if dtype == np.float32 else None
-    minimize_qubo(Q, n_reads=4, maxiter=20, rng=0, coupling_dtype=coupling,
-                  backend="numba")
+    # 20 variables x 4 reads: the serial kernels; 100 x 32 x 100 sweeps: the parallel ones
+    for n, n_reads, maxiter in ((20, 4, 20), (100, 32, 100)):
+        Q = rng.normal(size=(n, n))
+        minimize_qubo((Q + Q.T) / 2, n_reads=n_reads, maxiter=maxiter, rng=0,
+                      coupling_dtype=coupling, backend="numba")
 
 
 #: unit name -> (area, what it compiles, the calls)
