@@ -156,10 +156,12 @@ class LocalRun:
         self.bests, self.medians, self.g = [], [], 0
         self.done = False
 
-    def advance(self, budget, stop=None, ftol=LOCAL_FTOL):
+    def advance(self, budget, stop=None, ftol=LOCAL_FTOL, min_spread=0.0):
         """Generations until a stopping rule fires, ``stop`` (see :func:`local_run`) says
         so or ``budget`` evaluations are spent; ``ftol`` above LOCAL_FTOL is a loose
-        ``tolfun`` that ends the call but leaves the run resumable. Returns
+        ``tolfun`` that ends the call but leaves the run resumable, once the search's
+        spread is at least ``min_spread`` (a search shrunk far below that while its values
+        still agree sits on a kink, as a sharp ridge, and may still move on). Returns
         ``(best x, best f, evaluations of this call)``."""
         nfev = 0
         while nfev < budget and not self.done:
@@ -174,13 +176,19 @@ class LocalRun:
             if self._flat(F, LOCAL_FTOL) or self._stagnant() or \
                     spread <= 1e-13 * (1 + float(np.max(np.abs(self.m)))):
                 self.done = True
-            elif not (ftol > LOCAL_FTOL and self._flat(F, ftol)) and not \
-                    (stop is not None and self.g >= self.window and
-                     stop(self.best_x, self.best_f, self.m, spread,
-                          self.bests[-self.window] - self.best_f)):
-                continue
-            break
+                break
+            if self._pause(F, spread, stop, ftol, min_spread):
+                break
         return self.best_x, self.best_f, nfev
+
+    def _pause(self, F, spread, stop, ftol, min_spread):
+        """Whether the call ends with the run resumable: the loose ``tolfun`` or
+        ``stop`` (see :meth:`advance`)."""
+        if ftol > LOCAL_FTOL and spread >= min_spread and self._flat(F, ftol):
+            return True
+        return stop is not None and self.g >= self.window and \
+            stop(self.best_x, self.best_f, self.m, spread,
+                 self.bests[-self.window] - self.best_f)
 
     def _generation(self, k):
         """Draw, evaluate the first ``k`` points and update; returns ``(F, spread)``, or
