@@ -7,7 +7,8 @@ from solvers._lib.results import Status
 from solvers.optimize import _cbo_generic as generic
 from solvers.optimize import _cbo_refine
 from solvers.optimize._cbo_bounds import reflect
-from solvers.optimize._cbo_local import local_run, swarm_covariance, LOCAL_ESS
+from solvers.optimize import _cbo_local
+from solvers.optimize._cbo_local import LocalRun, local_run, swarm_covariance, LOCAL_ESS
 from solvers.optimize._polish import polish
 
 
@@ -95,12 +96,12 @@ def test_refinements_stay_within_maxfev_and_only_with_polish(monkeypatch):
     # every refinement gets at most what is left of maxfev; the last start's refinement
     # may use the reserve; polish=False never runs the local run
     calls = []
-    real = _cbo_refine.local_run
+    real = LocalRun.advance
 
-    def spy(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect, **kw):
+    def spy(self, budget, **kw):
         calls.append(budget)
-        return real(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect, **kw)
-    monkeypatch.setattr(_cbo_refine, "local_run", spy)
+        return real(self, budget, **kw)
+    monkeypatch.setattr(LocalRun, "advance", spy)
     f = _ellipsoid(6, 1e4, 0)
     fv = lambda X: f(np.asarray(X).T)
     res = minimize_cbo(fv, bounds=[(-5, 5)] * 6, vectorized=True, maxfev=20_000, rng=1)
@@ -175,12 +176,12 @@ def test_a_covariance_start_is_refined_from_the_identity_with_the_swarms_width(m
     # refinement starts from the identity (times the swarm's mean variance) with the
     # swarm's rms width as its step, far above the 1e-4 of the box of a collapsed start
     calls = []
-    real = _cbo_refine.local_run
+    real = LocalRun.__init__
 
-    def spy(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect, **kw):
+    def spy(self, fb, weights, x, fx, cov, step, lb, ub, normal, reflect, **kw):
         calls.append((cov, step, kw.get("cap_step", True)))
-        return real(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect, **kw)
-    monkeypatch.setattr(_cbo_refine, "local_run", spy)
+        real(self, fb, weights, x, fx, cov, step, lb, ub, normal, reflect, **kw)
+    monkeypatch.setattr(LocalRun, "__init__", spy)
     f = _ellipsoid(6, 1e2, 1)
     minimize_cbo(lambda X: f(np.asarray(X).T), bounds=[(-5, 5)] * 6, vectorized=True,
                  maxfev=20_000, rng=2)
@@ -190,3 +191,51 @@ def test_a_covariance_start_is_refined_from_the_identity_with_the_swarms_width(m
     assert np.allclose(cov, np.eye(d) * cov[0, 0]) and cov[0, 0] > 0
     assert cap and step == pytest.approx(10.0)  # the cap is the swarm's width itself
     assert 1e-4 * 10.0 < width < 10.0
+
+
+def test_a_local_run_stopped_at_a_loose_tolerance_resumes_where_it_stopped():
+    # stopping at tolfun 1e-6 and resuming draws the same points as one run straight
+    # through: the same answer, bit for bit, and the same evaluations in total
+    d = 6
+    f = _ellipsoid(d, 1e4, 2)
+    x0 = np.full(d, 1.0)
+    fx = float(f(x0[None, :])[0])
+    straight = _run(f, x0, 20_000, 7, step=0.5)
+    rng = np.random.default_rng(7)
+    run = LocalRun(f, _weights, x0, fx, None, 0.5, None, None,
+                   lambda shape: rng.normal(size=shape), None)
+    _, f_loose, n_loose = run.advance(20_000, ftol=1e-6)
+    assert not run.done and 1e-14 < f_loose < 1e-5  # stopped early, in the basin
+    x, f_end, n_rest = run.advance(20_000 - n_loose)
+    assert run.done and f_end == straight[1] and n_loose + n_rest == straight[2]
+    np.testing.assert_array_equal(x, straight[0])
+
+
+def test_with_restarts_only_the_best_answer_is_refined_to_full_precision(monkeypatch):
+    # every local run of a run with restarts stops at LOOSE_FTOL; at the end, unless the
+    # run holding the best answer already converged fully, it alone is resumed (a run seen
+    # before) to full precision
+    calls = []
+    real = LocalRun.advance
+
+    def spy(self, budget, stop=None, ftol=_cbo_local.LOCAL_FTOL, **kw):
+        out = real(self, budget, stop=stop, ftol=ftol, **kw)
+        calls.append((id(self), ftol, out[1], self.done))
+        return out
+    monkeypatch.setattr(LocalRun, "advance", spy)
+    resumed = 0
+    for seed in range(3):
+        calls.clear()
+        f = _ellipsoid(5, 1e4, seed)
+        res = minimize_cbo(lambda X: f(np.asarray(X).T), bounds=[(-5, 5)] * 5,
+                           vectorized=True, rng=seed)
+        assert res.success and res.fun < 1e-10
+        *loose, last = calls
+        assert all(ftol == _cbo_refine.LOOSE_FTOL for _, ftol, _, _ in loose)
+        if last[1] == _cbo_local.LOCAL_FTOL:
+            resumed += 1
+            assert last[0] in {run for run, _, _, _ in loose} and last[3]
+            assert min(value for _, _, value, _ in loose) > res.fun == last[2]
+        else:  # the best answer's run converged fully by itself: nothing to resume
+            assert any(done and value == res.fun for _, _, value, done in calls)
+    assert resumed >= 2

@@ -47,7 +47,7 @@ import math
 
 import numpy as np
 
-__all__ = ["local_run", "swarm_covariance"]
+__all__ = ["LocalRun", "local_run", "swarm_covariance"]
 
 #: effective sample size of the Gibbs weights, as a share of the population
 LOCAL_ESS = 0.3
@@ -120,80 +120,139 @@ def local_run(fb, weights, x, fx, cov, step, lb, ub, budget, normal, reflect, ca
     draws; ``reflect(X)``: points into the box; ``stop(best_x, best_f, m, spread, gain)``
     (``gain``: how much the best fell over the last ``10 + 30 d / lam`` generations): an
     optional test after every generation that ends the run early. At most ``budget``
-    evaluations; the run also ends when its best stalls (:data:`LOCAL_PATIENCE`) or its
-    step falls below 1e-13 of the scale of ``m``.
+    evaluations; the run also ends by the rules of :data:`LOCAL_FTOL`.
     """
-    d = x.shape[0]
-    lam = 4 + int(3 * math.log(d)) if lam is None else int(lam)
-    mu_eff, c_s, d_s, c_c, c_1, c_mu, chi = _parameters(d, lam)
-    C, spread = _start_covariance(cov, d)
-    s = step if spread is None or not cap_step else min(spread, step)
-    m, best_x, best_f = np.array(x, dtype=np.float64), np.array(x, dtype=np.float64), fx
-    p_s, p_c = np.zeros(d), np.zeros(d)
-    neg_by_rank = _negative_weights(d, lam, mu_eff, c_1, c_mu) if ACTIVE else np.zeros(lam)
-    # the step never grows beyond the box (a linear slope would grow it without end)
-    s_cap = math.inf if lb is None else float(np.max(np.asarray(ub) - np.asarray(lb)))
-    window = 10 + math.ceil(30 * d / lam)
-    span = int(100 + 100 * d ** 1.5 / lam)
-    bests, medians, nfev, g = [], [], 0, 0
-    while nfev < budget and s > 0 and math.isfinite(s):
+    run = LocalRun(fb, weights, x, fx, cov, step, lb, ub, normal, reflect,
+                   cap_step=cap_step, lam=lam)
+    return run.advance(budget, stop=stop)
+
+
+class LocalRun:
+    """The state of one local covariance run (:func:`local_run`), which can stop at a
+    loose tolerance and be resumed later: :meth:`advance` runs generations until a
+    stopping rule fires or its budget is spent. ``done`` is True once a rule that a
+    resumed run would fire again has ended it (full ``tolfun``, stagnation, ``tolx``, a
+    vanished step, non-finite values)."""
+
+    def __init__(self, fb, weights, x, fx, cov, step, lb, ub, normal, reflect,
+                 cap_step=True, lam=None):
+        d = x.shape[0]
+        self.fb, self.weights, self.normal, self.reflect = fb, weights, normal, reflect
+        self.lb, self.ub = lb, ub
+        self.lam = lam = 4 + int(3 * math.log(d)) if lam is None else int(lam)
+        self.par = _parameters(d, lam)
+        mu_eff, _, _, _, c_1, c_mu, _ = self.par
+        self.C, spread = _start_covariance(cov, d)
+        self.s = step if spread is None or not cap_step else min(spread, step)
+        self.m = np.array(x, dtype=np.float64)
+        self.best_x, self.best_f = np.array(x, dtype=np.float64), fx
+        self.p_s, self.p_c = np.zeros(d), np.zeros(d)
+        self.neg_by_rank = _negative_weights(d, lam, mu_eff, c_1, c_mu) if ACTIVE else \
+            np.zeros(lam)
+        # the step never grows beyond the box (a linear slope would grow it without end)
+        self.s_cap = math.inf if lb is None else float(np.max(np.asarray(ub) - np.asarray(lb)))
+        self.window = 10 + math.ceil(30 * d / lam)
+        self.span = int(100 + 100 * d ** 1.5 / lam)
+        self.bests, self.medians, self.g = [], [], 0
+        self.done = False
+
+    def advance(self, budget, stop=None, ftol=LOCAL_FTOL, min_spread=0.0):
+        """Generations until a stopping rule fires, ``stop`` (see :func:`local_run`) says
+        so or ``budget`` evaluations are spent; ``ftol`` above LOCAL_FTOL is a loose
+        ``tolfun`` that ends the call but leaves the run resumable, once the search's
+        spread is at least ``min_spread`` (a search shrunk far below that while its values
+        still agree sits on a kink, as a sharp ridge, and may still move on). Returns
+        ``(best x, best f, evaluations of this call)``."""
+        nfev = 0
+        while nfev < budget and not self.done:
+            if not (self.s > 0 and math.isfinite(self.s)):
+                self.done = True
+                break
+            k = min(self.lam, budget - nfev)
+            F, spread = self._generation(k)
+            nfev += k
+            if F is None:
+                break
+            if self._flat(F, LOCAL_FTOL) or self._stagnant() or \
+                    spread <= 1e-13 * (1 + float(np.max(np.abs(self.m)))):
+                self.done = True
+                break
+            if self._pause(F, spread, stop, ftol, min_spread):
+                break
+        return self.best_x, self.best_f, nfev
+
+    def _pause(self, F, spread, stop, ftol, min_spread):
+        """Whether the call ends with the run resumable: the loose ``tolfun`` or
+        ``stop`` (see :meth:`advance`)."""
+        if ftol > LOCAL_FTOL and spread >= min_spread and self._flat(F, ftol):
+            return True
+        return stop is not None and self.g >= self.window and \
+            stop(self.best_x, self.best_f, self.m, spread,
+                 self.bests[-self.window] - self.best_f)
+
+    def _generation(self, k):
+        """Draw, evaluate the first ``k`` points and update; returns ``(F, spread)``, or
+        ``(None, None)`` when the generation was cut short by the budget (``k < lam``)
+        or has no finite value."""
+        lam, m, s, C = self.lam, self.m, self.s, self.C
+        d = m.shape[0]
+        mu_eff, c_s, d_s, c_c, c_1, c_mu, chi = self.par
         vals, B = np.linalg.eigh(C)
         D = np.sqrt(np.maximum(vals, 1e-300))
-        k = min(lam, budget - nfev)
-        Z = normal((lam, d))
+        Z = self.normal((lam, d))
         X = m + s * (Z * D) @ B.T
-        if lb is not None:
-            X = reflect(X)
-        F = np.asarray(fb(X[:k]), dtype=np.float64)
-        nfev += k
+        if self.lb is not None:
+            X = self.reflect(X)
+        F = np.asarray(self.fb(X[:k]), dtype=np.float64)
         F = np.where(np.isfinite(F), F, np.inf)
         i = int(np.argmin(F))
-        if F[i] < best_f:
-            best_f, best_x = float(F[i]), X[i].copy()
+        if F[i] < self.best_f:
+            self.best_f, self.best_x = float(F[i]), X[i].copy()
         if k < lam or not np.isfinite(F[i]):
-            break
-        w = weights(F)
+            self.done = self.done or not np.isfinite(F[i])
+            return None, None
+        w = self.weights(F)
         Y = (X - m) / s
         y_w = w @ Y
-        m = m + s * y_w
-        g += 1
+        self.m = m + s * y_w
+        self.g = g = self.g + 1
         inv_sqrt = (B / D) @ B.T
-        p_s = (1 - c_s) * p_s + math.sqrt(c_s * (2 - c_s) * mu_eff) * (inv_sqrt @ y_w)
+        p_s = (1 - c_s) * self.p_s + math.sqrt(c_s * (2 - c_s) * mu_eff) * (inv_sqrt @ y_w)
         norm_ps = float(np.linalg.norm(p_s))
         h_s = norm_ps / math.sqrt(1 - (1 - c_s) ** (2 * g)) < (1.4 + 2 / (d + 1)) * chi
-        p_c = (1 - c_c) * p_c + h_s * math.sqrt(c_c * (2 - c_c) * mu_eff) * y_w
+        p_c = (1 - c_c) * self.p_c + h_s * math.sqrt(c_c * (2 - c_c) * mu_eff) * y_w
         w_neg = np.empty(lam)
-        w_neg[np.argsort(F, kind="stable")] = neg_by_rank
+        w_neg[np.argsort(F, kind="stable")] = self.neg_by_rank
         # negative weights act on the drawn directions, Mahalanobis-normalised (active
         # CMA-ES); not on the reflected points, which may lie close to the mean
         drawn = (Z * D) @ B.T
         w_neg = w_neg * d / np.maximum(np.sum(Z * Z, axis=1), 1e-300)
         rank_mu = (Y * w[:, None]).T @ Y + (drawn * w_neg[:, None]).T @ drawn
-        decay = 1 - c_1 - c_mu * (1.0 + float(np.sum(neg_by_rank)))
+        decay = 1 - c_1 - c_mu * (1.0 + float(np.sum(self.neg_by_rank)))
         C = decay * C + c_1 * (np.outer(p_c, p_c) + (not h_s) * c_c * (2 - c_c) * C) \
             + c_mu * rank_mu
-        C = 0.5 * (C + C.T)
+        self.C, self.p_s, self.p_c = 0.5 * (C + C.T), p_s, p_c
         s *= math.exp(min(1.0, c_s / d_s * (norm_ps / chi - 1)))
-        s = min(s, s_cap / math.sqrt(float(np.max(vals))))
-        bests.append(float(F[i]))
-        medians.append(float(np.median(F)))
-        spread = s * math.sqrt(float(np.max(vals)))
-        if _converged(bests, medians, F, window, span, best_f) or \
-                spread <= 1e-13 * (1 + float(np.max(np.abs(m)))) or \
-                (stop is not None and g >= window and
-                 stop(best_x, best_f, m, spread, bests[-window] - best_f)):
-            break
-    return best_x, best_f, nfev
+        self.s = min(s, self.s_cap / math.sqrt(float(np.max(vals))))
+        self.bests.append(float(F[i]))
+        self.medians.append(float(np.median(F)))
+        return F, self.s * math.sqrt(float(np.max(vals)))
 
+    def _flat(self, F, ftol):
+        """CMA-ES's ``tolfun``: the generations' best values over the last ``window``
+        and the current values agree within ``ftol * (1 + |f|)``."""
+        if len(self.bests) < self.window:
+            return False
+        recent = self.bests[-self.window:]
+        spread = max(max(recent), float(np.max(F))) - min(min(recent), float(np.min(F)))
+        return spread <= ftol * (1.0 + abs(self.best_f))
 
-def _converged(bests, medians, F, window, span, best_f):
-    """CMA-ES's ``tolfun`` and stagnation tests on the generations so far."""
-    tol = LOCAL_FTOL * (1.0 + abs(best_f))
-    if len(bests) >= window:
-        recent = bests[-window:]
-        if max(max(recent), float(np.max(F))) - min(min(recent), float(np.min(F))) <= tol:
-            return True
-    if len(medians) >= span:
+    def _stagnant(self):
+        """CMA-ES's stagnation test: the median value of the last fifth of ``span``
+        generations is no better than that of the first fifth."""
+        span, medians = self.span, self.medians
+        if len(medians) < span:
+            return False
         fifth = max(1, span // 5)
-        return float(np.median(medians[-fifth:])) >= float(np.median(medians[-span:-span + fifth]))
-    return False
+        return float(np.median(medians[-fifth:])) >= \
+            float(np.median(medians[-span:-span + fifth]))

@@ -3,7 +3,9 @@
 When a start of :class:`~._cbo_solver.CBOSolver` ends, :meth:`Refiner.finish` refines the
 best point of its best run until the refinement itself converges (or the budget ends),
 starting from the shape of the swarm: the local covariance run of :mod:`._cbo_local`
-(``polish=True``) or a SciPy method (``polish="L-BFGS-B"``, ...; :mod:`._polish`). The
+(``polish=True``) or a SciPy method (``polish="L-BFGS-B"``, ...; :mod:`._polish`). With
+restarts, a local run stops at a loose tolerance (:data:`LOOSE_FTOL`), enough to tell its
+basin, and :meth:`Refiner.complete` resumes the one holding the best answer at the end. The
 *probe* (:meth:`Refiner.probe`) is the restart right after the first start: a local
 covariance run from a new uniform point with the shape of the best start so far. On a
 unimodal problem it returns the first start's value and ends the run; elsewhere it is one
@@ -15,7 +17,7 @@ import numpy as np
 
 from .._lib.host import to_host, to_float
 from ._cbo_kernels import KERNELS
-from ._cbo_local import LOCAL_ESS, local_run, swarm_covariance
+from ._cbo_local import LOCAL_ESS, LOCAL_FTOL, LocalRun, swarm_covariance
 from ._polish import polish as scipy_polish
 
 __all__ = ["Refiner", "same_basin"]
@@ -60,6 +62,17 @@ BASIN_XTOL = 1e-3
 BASIN_FTOL = 1e-6
 #: IPOP doublings of the refinement of the first (covariance) start
 FIRST_GROWTH = 0
+#: with restarts, every refinement and probe stops once its values agree within
+#: LOOSE_FTOL (relative; CMA-ES's ``tolfun`` test), far below BASIN_FTOL: that is enough
+#: to tell its basin; only the best answer is finished to full precision, at the end,
+#: resuming its local run (None: every refinement runs to full precision). On Rosenbrock's
+#: function, whose first answer often lies in the poorer basin, the last digits of the
+#: answers the run discards cost a third of its evaluations
+LOOSE_FTOL = 1e-7
+#: ... and once the local run's spread is at least LOOSE_SPREAD of the box: on a sharp
+#: ridge (BBOB f13) a local run shrinks to 1e-9 of the box with its values flat to 1e-7
+#: while still well above the minimum, and moves on later
+LOOSE_SPREAD = 1e-7
 
 
 def same_basin(f, x, f_ref, x_ref, ftol, scale):
@@ -82,6 +95,7 @@ class Refiner:
         box = solver.problem.box
         self.lb, self.ub = box if box is not None else (None, None)
         self.shape, self.shape_value = None, math.inf  # the shape of the best start
+        self.resumable = []  # local runs stopped at LOOSE_FTOL, to finish the best one
 
     # ---- host views of the objective and the draws
     def _batch(self, X):
@@ -107,12 +121,25 @@ class Refiner:
         # point on a face is what a bound-constrained minimum needs
         return np.minimum(np.maximum(X, self.lb), self.ub)
 
-    def _local(self, x, fx, shape, step, budget, cap_step=True, growth=0, stop=None):
+    def _local(self, x, fx, shape, step, budget, cap_step=True, growth=0, stop=None,
+               loose=False):
+        """A local run (:class:`._cbo_local.LocalRun`); returns ``(x, f, nfev, run)``.
+        ``loose``: stop at LOOSE_FTOL, resumable."""
         d = x.shape[0]
         lam = int((4 + int(3 * math.log(d))) * self.solver.cfg.popsize_factor ** growth)
-        return local_run(self._batch, self._weights, x, fx, shape, step, self.lb, self.ub,
-                         budget, self._normal, self._clip, cap_step=cap_step, lam=lam,
-                         stop=stop)
+        run = LocalRun(self._batch, self._weights, x, fx, shape, step, self.lb, self.ub,
+                       self._normal, self._clip, cap_step=cap_step, lam=lam)
+        loose = loose and LOOSE_FTOL is not None
+        xn, fn, used = run.advance(budget, stop=stop,
+                                   ftol=LOOSE_FTOL if loose else LOCAL_FTOL,
+                                   min_spread=LOOSE_SPREAD * self.solver.problem.scale)
+        return xn, fn, used, run
+
+    def _loose(self, final):
+        """Whether a refinement stops at LOOSE_FTOL: with restarts and local runs, unless
+        it is the last refinement."""
+        cfg = self.solver.cfg
+        return bool(cfg.restarts) and cfg.polish == "local" and not final
 
     # ---- the end of a start
     def finish(self, s, end):
@@ -133,7 +160,8 @@ class Refiner:
         elif refine:
             growth = s.growth if sv.answers else s.growth + FIRST_GROWTH
             step = COV_STEP if wide and COV_STEP is not None else LOCAL_STEP
-            s.BF, s.BX = self._refine(s.BF, s.BX, shape, sv.left(final=final), growth, step)
+            s.BF, s.BX = self._refine(s.BF, s.BX, shape, sv.left(final=final), growth, step,
+                                      loose=self._loose(final))
         sv.merge(s)
         ib = int(sv.xp.argmin(s.BF))
         value = to_float(s.BF[ib])
@@ -142,10 +170,25 @@ class Refiner:
             self.shape, self.shape_value = shape, value
 
     def refine_best(self):
-        """The last refinement, on the best point of all starts (the final reserve)."""
+        """The last refinement, on the best point of all starts (the final reserve): the
+        local run that found it resumed to full precision when it stopped at LOOSE_FTOL
+        (:meth:`complete`), else a new refinement from it."""
         sv = self.solver
-        if sv.cfg.polish is not None and sv.BX is not None:
+        if sv.cfg.polish is not None and sv.BX is not None and not self.complete():
             sv.BF, sv.BX = self._refine(sv.BF, sv.BX, self.shape, sv.left(final=True))
+
+    def complete(self):
+        """Resume, to full precision and with what is left of ``maxfev``, the loose local
+        run that holds the best point of all starts; returns whether there was one."""
+        sv = self.solver
+        best = sv.best_value()
+        runs = [r for r in self.resumable if not r.done and r.best_f <= best]
+        self.resumable = []
+        if not runs:
+            return False
+        xn, fn, _ = runs[0].advance(sv.left(final=True))
+        sv.BF, sv.BX = self._put(sv.BF, sv.BX, int(sv.xp.argmin(sv.BF)), xn, fn)
+        return True
 
     def _on_bounds(self, x):
         """Whether a coordinate of ``x`` lies on a bound (within 1e-9 of the box)."""
@@ -171,10 +214,10 @@ class Refiner:
             return np.eye(P.shape[1]) * float(np.mean(var))
         return np.diag(var)
 
-    def _refine(self, BF, BX, shape, budget, growth=0, step=LOCAL_STEP):
+    def _refine(self, BF, BX, shape, budget, growth=0, step=LOCAL_STEP, loose=False):
         """Refine the best of the per-run points ``(BF, BX)`` with at most ``budget``
         evaluations (the local run's population grows as the swarm's did, ``growth``
-        IPOP doublings); returns the updated ``(BF, BX)``."""
+        IPOP doublings; ``loose``: see LOOSE_FTOL); returns the updated ``(BF, BX)``."""
         sv, xp = self.solver, self.solver.xp
         ib = int(xp.argmin(BF))
         fx = to_float(BF[ib])
@@ -182,21 +225,24 @@ class Refiner:
             return BF, BX
         x = np.asarray(to_host(BX[ib, :]), dtype=np.float64)
         if sv.cfg.polish == "local":
-            xn, fn = self._local_and_bounds(x, fx, shape, budget, growth, step)
+            xn, fn = self._local_and_bounds(x, fx, shape, budget, growth, step, loose)
         else:
             xn, fn, _ = scipy_polish(self._point, x, fx, self.lb, self.ub, budget,
                                      sv.cfg.polish)
         return self._put(BF, BX, ib, xn, fn)
 
-    def _local_and_bounds(self, x, fx, shape, budget, growth, step=LOCAL_STEP):
+    def _local_and_bounds(self, x, fx, shape, budget, growth, step=LOCAL_STEP, loose=False):
         """The local covariance run from ``x``, then, if its answer lies on a bound, a
         projected quasi-Newton run (L-BFGS-B): the covariance run creeps along a face,
         L-BFGS-B moves onto it at once (a linear slope). A start point already on a bound
-        leaves a share of the budget for that step."""
+        leaves a share of the budget for that step. A ``loose`` run that ends inside the
+        box is kept to be resumed."""
         d = x.shape[0]
         share = min(budget // 4, BOUND_POLISH * (d + 1)) if self._on_bounds(x) else 0
-        xn, fn, used = self._local(x, fx, shape, step * self.solver.problem.scale,
-                                   budget - share, growth=growth)
+        xn, fn, used, run = self._local(x, fx, shape, step * self.solver.problem.scale,
+                                        budget - share, growth=growth, loose=loose)
+        if loose and not self._on_bounds(xn):
+            self.resumable.append(run)
         if self._on_bounds(xn):
             xn, fn, _ = scipy_polish(self._point, xn, fn, self.lb, self.ub,
                                      min(budget - used, share + BOUND_POLISH * (d + 1)),
@@ -248,9 +294,11 @@ class Refiner:
             self.refine_best()
             return "maxfev"
         x = np.asarray(to_host(sv.start_points((1,))[0, :]), dtype=np.float64)
-        xn, fn, _ = self._local(x, math.inf, None, PROBE_STEP * sv.problem.scale,
-                                budget, cap_step=False, growth=growth,
-                                stop=self._probe_verdict())
+        xn, fn, _, run = self._local(x, math.inf, None, PROBE_STEP * sv.problem.scale,
+                                     budget, cap_step=False, growth=growth,
+                                     stop=self._probe_verdict(), loose=self._loose(False))
+        if self._loose(False) and LOOSE_FTOL is not None:
+            self.resumable.append(run)
         sv.BF, sv.BX = self._put(sv.BF, sv.BX, int(xp.argmin(sv.BF)), xn, fn)
         sv.answers.append((fn, np.asarray(xn, dtype=np.float64)))
         return "probed"

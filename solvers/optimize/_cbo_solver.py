@@ -209,6 +209,9 @@ class CBOSolver:
             if not cfg.restarts:
                 return end
             if self._confirmed():
+                self.refiner.complete()  # the best answer, to full precision
+                if cfg.f_target is not None and self.best_value() <= cfg.f_target:
+                    return "target"
                 return "agreed"
             kind = self._next_kind()
             self.n_restarts += 1
