@@ -37,17 +37,17 @@ from .kernels import KernelTable
 from .optim import Adam
 from .host import to_host, to_float
 
-#: names served on first use: the result contract imports scipy.optimize (~0.35 s), which
-#: a call that returns no OptimizeResult (logsumexp, softmax, ...) never needs
-_LAZY = {name: ".results" for name in
-         ("OptimizeResult", "Status", "make_result", "call_callback", "Progress")}
+#: names of :mod:`.results` served on first use: the result contract imports
+#: scipy.optimize (~0.35 s), which a call that returns no OptimizeResult (logsumexp,
+#: softmax, ...) never needs
+_FROM_RESULTS = ("OptimizeResult", "Status", "make_result", "call_callback", "Progress")
 
 
 def __getattr__(name):
-    if name in _LAZY:
-        import importlib
+    if name in _FROM_RESULTS:
+        from . import results
 
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        value = getattr(results, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

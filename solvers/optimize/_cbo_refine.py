@@ -129,7 +129,6 @@ class Refiner:
         lam = int((4 + int(3 * math.log(d))) * self.solver.cfg.popsize_factor ** growth)
         run = LocalRun(self._batch, self._weights, x, fx, shape, step, self.lb, self.ub,
                        self._normal, self._clip, cap_step=cap_step, lam=lam)
-        loose = loose and LOOSE_FTOL is not None
         xn, fn, used = run.advance(budget, stop=stop,
                                    ftol=LOOSE_FTOL if loose else LOCAL_FTOL,
                                    min_spread=LOOSE_SPREAD * self.solver.problem.scale)
@@ -137,9 +136,10 @@ class Refiner:
 
     def _loose(self, final):
         """Whether a refinement stops at LOOSE_FTOL: with restarts and local runs, unless
-        it is the last refinement."""
+        it is the last refinement (never when LOOSE_FTOL is None)."""
         cfg = self.solver.cfg
-        return bool(cfg.restarts) and cfg.polish == "local" and not final
+        return LOOSE_FTOL is not None and bool(cfg.restarts) and cfg.polish == "local" \
+            and not final
 
     # ---- the end of a start
     def finish(self, s, end):
@@ -294,10 +294,11 @@ class Refiner:
             self.refine_best()
             return "maxfev"
         x = np.asarray(to_host(sv.start_points((1,))[0, :]), dtype=np.float64)
+        loose = self._loose(False)
         xn, fn, _, run = self._local(x, math.inf, None, PROBE_STEP * sv.problem.scale,
                                      budget, cap_step=False, growth=growth,
-                                     stop=self._probe_verdict(), loose=self._loose(False))
-        if self._loose(False) and LOOSE_FTOL is not None:
+                                     stop=self._probe_verdict(), loose=loose)
+        if loose:
             self.resumable.append(run)
         sv.BF, sv.BX = self._put(sv.BF, sv.BX, int(xp.argmin(sv.BF)), xn, fn)
         sv.answers.append((fn, np.asarray(xn, dtype=np.float64)))
