@@ -144,9 +144,9 @@ def test_reproducible_and_thread_independent():
 
 
 @pytest.mark.parametrize("n, n_reads", [(40, 6), (120, 20)])
-def test_serial_twins_give_the_parallel_kernels_samples(monkeypatch, n, n_reads):
-    """Small dense calls run serial twins of the sweep and descent kernels; forcing the
-    parallel kernels (or the twins) at any size gives the same samples."""
+def test_serial_reads_give_the_parallel_kernels_samples(monkeypatch, n, n_reads):
+    """Small dense calls run the sweep and descent tasks serially over all reads; forcing
+    the parallel kernels (or the serial pass) at any size gives the same samples."""
     from solvers.qubo import _anneal_numba
 
     Q = np.random.default_rng(n).normal(size=(n, n))
@@ -157,7 +157,7 @@ def test_serial_twins_give_the_parallel_kernels_samples(monkeypatch, n, n_reads)
     np.testing.assert_array_equal(runs[0].samples, runs[1].samples)
     np.testing.assert_array_equal(runs[0].energies, runs[1].energies)
     assert _anneal_numba.anneal_dense_reads.signatures
-    assert _anneal_numba.anneal_dense_reads_serial.signatures
+    assert _anneal_numba.anneal_reads_range.signatures
 
 
 def test_polish_reaches_a_local_minimum():

@@ -33,18 +33,24 @@ inside the task. Chunk sizes come from the L1 cache; what a thread count changes
 column block width, who runs which task) never changes a lane's arithmetic, so results
 have the same bits on any number of threads.
 
-Each pass has a serial twin for inputs below 32k elements (inputs under a few thousand
-elements do not reach these kernels under ``backend="auto"``: the generic code serves
-them). The twins stay because a parallel kernel takes longer to compile: a first call on
-20 000 elements spent about 2 CPU s more in compilation with the parallel kernel alone
-(``benchmarks/cold_start.py``, lse row: 7.3 against 5.4 s). Twin and parallel kernel call
-the same task function with the same types, so it is compiled once for both.
+Each pass is a task function over a range of lanes (rows) or (slab, column block) tasks:
+the parallel kernel calls it once per lane or task, and inputs below 32k elements call it
+directly from Python on the whole range (inputs under a few thousand elements do not reach
+these kernels under ``backend="auto"``: the generic code serves them). A small first call
+thus compiles the task functions alone, never a parallel kernel (which takes longer to
+compile: a first call on 20 000 elements spent about 2 CPU s more in compilation with the
+parallel kernel alone, ``benchmarks/cold_start.py``, lse row: 7.3 against 5.4 s), and no
+serial wrapper either: a Numba function that calls another re-optimises the callee's code
+when it is linked in, so every extra level of calls costs compilation again.
 
 The small per-lane helpers (``_rescale``, the chunk and column loops, the lane finishers)
 are inlined into their callers at Numba's IR level (``inline="always"``): they compile
-as part of the kernels that call them rather than one by one, which cut a first call's
-compilation by about 0.5 CPU s (``benchmarks/cold_start.py``, lse row, 16 -> 7 compiled
-functions) with no change in warm speed.
+as part of the kernels that call them rather than one by one. Nesting such inlined
+helpers two levels deep costs more than it saves (the row task with an inlined per-row
+function took 2.6 CPU s to compile against 0.8), so each task function is written flat.
+Together these cut a small first call from 16 compiled functions to 4
+(``benchmarks/cold_start.py --compile-detail``, lse row) with no change in warm speed
+(``benchmarks/peers/lse_kernels_vs_ref.py``).
 """
 import functools
 import math
@@ -201,22 +207,6 @@ def _chunk_sums(x, w, mx):
     return m, s
 
 
-@jit
-def _row_stats(x, w, chunk):
-    """Online (mx, m, s) of a contiguous 1-D lane ``x`` with weights ``w`` (or None)."""
-    n = x.shape[0]
-    mx, m, s = -math.inf, 0.0, 0.0
-    for c0 in range(0, n, chunk):
-        c1 = min(c0 + chunk, n)
-        xc = x[c0:c1]
-        wc = None if w is None else w[c0:c1]
-        mx, m, s = _rescale(mx, m, s, _chunk_max(xc, wc))
-        dm, ds = _chunk_sums(xc, wc, mx)
-        m += dm
-        s += ds
-    return mx, m, s
-
-
 @jit(inline='always')
 def _cols_max(row, wrow, bm):
     """bm = max(bm, row) elementwise (weight-0 entries skipped). Indices start at 0: an
@@ -246,35 +236,6 @@ def _cols_sums(row, wrow, mx, sh, m, s):
             m[j] += wi * t
             s[j] += wi * (1.0 - t) * fast_exp(v - sh[j])
 
-
-@jit
-def _col_block(a, b, p, q0, mx, m, s, rows):
-    """Online statistics of columns q0:q0 + len(mx) of slab p of a (pre, n, post) array.
-
-    Rows are taken in chunks of ``rows``: a chunk's column maxima, one rescale per
-    column, then the exp pass over the chunk while it is in cache. Loops run over
-    contiguous row slices (``a[p, i]``) so that LLVM vectorises them.
-    """
-    n = a.shape[1]
-    q1 = q0 + mx.shape[0]
-    bm = np.empty(mx.shape[0])
-    sh = np.empty(mx.shape[0])
-    for r0 in range(0, n, rows):
-        r1 = min(r0 + rows, n)
-        bm[:] = -math.inf
-        for i in range(r0, r1):
-            if b is None:
-                _cols_max(a[p, i, q0:q1], None, bm)
-            else:
-                _cols_max(a[p, i, q0:q1], b[p, i, q0:q1], bm)
-        for j in range(bm.shape[0]):
-            mx[j], m[j], s[j] = _rescale(mx[j], m[j], s[j], bm[j])
-            sh[j] = mx[j] if math.isfinite(mx[j]) else 0.0
-        for i in range(r0, r1):
-            if b is None:
-                _cols_sums(a[p, i, q0:q1], None, mx, sh, m, s)
-            else:
-                _cols_sums(a[p, i, q0:q1], b[p, i, q0:q1], mx, sh, m, s)
 
 # --- finishing a lane ----------------------------------------------------------------------
 
@@ -357,58 +318,86 @@ def _finish_lanes(a, b, mx, m, s, p0, p1, q0, q1, mode, return_sign, out, sgn):
 
 # --- lane passes: statistics, then finishing, per task -------------------------------------
 
-@jit(inline='always')
-def _row_task(a, b, mx, m, s, chunk, k):
-    """Statistics of lane k, row k of a C-contiguous (lanes, n) array."""
-    if b is None:
-        mx[k, 0], m[k, 0], s[k, 0] = _row_stats(a[k], None, chunk)
-    else:
-        mx[k, 0], m[k, 0], s[k, 0] = _row_stats(a[k], b[k], chunk)
-
-
 # Rows are finished in a separate serial pass (_finish_lanes over all lanes, ~20 ns a lane):
 # finishing code inside the row kernel made its statistics loop 10-15% slower on short
 # lanes (measured).
 # The parallel loops pass their index as np.int64: Numba types a prange index int64 in the
-# kernel and uint64 in the parallel body it builds, which compiled each task twice (and
-# once more than the serial twins, whose range index is int64). The softmax loop keeps its
+# kernel and uint64 in the parallel body it builds, which compiled each task twice (the
+# serial passes call the same tasks with int64 bounds). The softmax loop keeps its
 # raw index: with the cast (np.int64 or np.uint64) its exp loop over a strided axis ran at
 # half the speed (measured; the reason was not found), so its task compiles twice.
+
+@jit
+def _rows_range(a, b, mx, m, s, chunk, k0, k1):
+    """Online (mx, m, s) of lanes k0:k1, the rows of a C-contiguous (lanes, n) array ``a``
+    with weights ``b`` (or None): the serial pass over all lanes, and the parallel
+    kernel's task for one lane."""
+    n = a.shape[1]
+    for k in range(k0, k1):
+        row = a[k]
+        big, ties, rest = -math.inf, 0.0, 0.0
+        for c0 in range(0, n, chunk):
+            c1 = min(c0 + chunk, n)
+            xc = row[c0:c1]
+            wc = None if b is None else b[k][c0:c1]   # b, an argument: Numba prunes it
+            big, ties, rest = _rescale(big, ties, rest, _chunk_max(xc, wc))
+            dm, ds = _chunk_sums(xc, wc, big)
+            ties += dm
+            rest += ds
+        mx[k, 0], m[k, 0], s[k, 0] = big, ties, rest
+
 
 @jit_parallel
 def _rows_pass(a, b, mx, m, s, chunk):
     """Statistics of every lane of a (lanes, n) array, in parallel over lanes."""
     for k in prange(a.shape[0]):
-        _row_task(a, b, mx, m, s, chunk, np.int64(k))
+        _rows_range(a, b, mx, m, s, chunk, np.int64(k), np.int64(k) + 1)
 
 
-@jit
 def _rows_pass_serial(a, b, mx, m, s, chunk):
     """Serial twin of :func:`_rows_pass` for small inputs (no thread start-up)."""
-    for k in range(a.shape[0]):
-        _row_task(a, b, mx, m, s, chunk, k)
+    _rows_range(a, b, mx, m, s, chunk, 0, a.shape[0])
 
 
 @jit
-def _cols_task(a, b, mx, m, s, block, rows, task, mode, return_sign, out, sgn):
-    """Columns [q0, q0 + block) of slab p of a (pre, n, post) array; ``task`` numbers the
-    (slab, column block) pairs."""
-    post = a.shape[2]
+def _cols_tasks(a, b, mx, m, s, block, rows, t0, t1, mode, return_sign, out, sgn):
+    """Tasks t0:t1 of a (pre, n, post) array, finished as ``mode`` says: task t is the
+    columns [q0, q0 + block) of slab p, numbering the (slab, column block) pairs.
+
+    Rows are taken in chunks of ``rows``: a chunk's column maxima, one rescale per
+    column, then the exp pass over the chunk while it is in cache. Loops run over
+    contiguous row slices (``a[p, i, q0:q1]``) so that LLVM vectorises them.
+    """
+    n, post = a.shape[1], a.shape[2]
     nblocks = (post + block - 1) // block
-    p = task // nblocks
-    q0 = (task - p * nblocks) * block
-    q1 = min(q0 + block, post)
-    bmx = np.full(q1 - q0, -math.inf)
-    bm = np.zeros(q1 - q0)
-    bs = np.zeros(q1 - q0)
-    _col_block(a, b, p, q0, bmx, bm, bs, rows)
-    # an element loop, not slice assignment: copying an array into a slice costs about
-    # 1.8 s of compilation the first time a process meets it (measured)
-    for j in range(q1 - q0):
-        mx[p, q0 + j] = bmx[j]
-        m[p, q0 + j] = bm[j]
-        s[p, q0 + j] = bs[j]
-    _finish_lanes(a, b, mx, m, s, p, p + 1, q0, q1, mode, return_sign, out, sgn)
+    for task in range(t0, t1):
+        p = task // nblocks
+        q0 = (task - p * nblocks) * block
+        q1 = min(q0 + block, post)
+        bmx = np.full(q1 - q0, -math.inf)
+        bm = np.zeros(q1 - q0)
+        bs = np.zeros(q1 - q0)
+        chunk_mx = np.empty(q1 - q0)
+        sh = np.empty(q1 - q0)
+        for r0 in range(0, n, rows):
+            r1 = min(r0 + rows, n)
+            chunk_mx[:] = -math.inf
+            for i in range(r0, r1):
+                wrow = None if b is None else b[p, i, q0:q1]   # b an argument: pruned
+                _cols_max(a[p, i, q0:q1], wrow, chunk_mx)
+            for j in range(q1 - q0):
+                bmx[j], bm[j], bs[j] = _rescale(bmx[j], bm[j], bs[j], chunk_mx[j])
+                sh[j] = bmx[j] if math.isfinite(bmx[j]) else 0.0
+            for i in range(r0, r1):
+                wrow = None if b is None else b[p, i, q0:q1]
+                _cols_sums(a[p, i, q0:q1], wrow, bmx, sh, bm, bs)
+        # an element loop, not slice assignment: copying an array into a slice costs about
+        # 1.8 s of compilation the first time a process meets it (measured)
+        for j in range(q1 - q0):
+            mx[p, q0 + j] = bmx[j]
+            m[p, q0 + j] = bm[j]
+            s[p, q0 + j] = bs[j]
+        _finish_lanes(a, b, mx, m, s, p, p + 1, q0, q1, mode, return_sign, out, sgn)
 
 
 @jit_parallel
@@ -418,15 +407,14 @@ def _cols_pass(a, b, mx, m, s, block, rows, mode, return_sign, out, sgn):
     ``block``, so ``block`` may follow the thread count."""
     ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
     for task in prange(ntasks):
-        _cols_task(a, b, mx, m, s, block, rows, np.int64(task), mode, return_sign, out, sgn)
+        t = np.int64(task)
+        _cols_tasks(a, b, mx, m, s, block, rows, t, t + 1, mode, return_sign, out, sgn)
 
 
-@jit
 def _cols_pass_serial(a, b, mx, m, s, block, rows, mode, return_sign, out, sgn):
     """Serial twin of :func:`_cols_pass` for small inputs."""
     ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
-    for task in range(ntasks):
-        _cols_task(a, b, mx, m, s, block, rows, task, mode, return_sign, out, sgn)
+    _cols_tasks(a, b, mx, m, s, block, rows, 0, ntasks, mode, return_sign, out, sgn)
 
 
 @jit

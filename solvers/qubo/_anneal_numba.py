@@ -5,7 +5,8 @@ Each read keeps its state ``x`` (int8), the local field ``h = a + W x`` and its 
 flipping bit ``i`` changes ``f`` by ``(1 - 2 x_i) h_i`` and costs one row of ``W`` to update
 ``h``. Reads come in groups of :data:`GROUP` (see :mod:`._anneal_kernels` for the group
 and random-stream conventions); groups run in parallel (``prange``). Dense calls under
-:data:`SERIAL_BELOW` flips run serial twins of the same loops (same reads, same bits).
+:data:`SERIAL_BELOW` flips call the parallel kernels' per-read task on the whole range of
+reads instead (same reads, same bits, and no parallel kernel to compile).
 
 - Dense ``W``: the reads of a group take their sweeps in turn (without a target every
   read runs on its own, in parallel over reads), each flip adds a row of ``W`` to ``h``
@@ -137,10 +138,13 @@ def anneal_dense(W, X, H, E, betas, t0, starts, n_real, target, stops):
 
 
 @jit
-def _anneal_read(W, X, H, E, betas, t0, starts, r):
+def anneal_reads_range(W, X, H, E, betas, t0, starts, r0, r1):
+    """Sweeps of reads r0:r1 on their own (no target): the serial pass over every read of
+    a small call, and the parallel kernel's task for one read."""
     n = X.shape[1]
-    for t in range(betas.shape[0]):
-        E[r] += _sweep_dense(W, X[r], H[r], betas[t], starts[r], (t0 + t) * n)
+    for r in range(r0, r1):
+        for t in range(betas.shape[0]):
+            E[r] += _sweep_dense(W, X[r], H[r], betas[t], starts[r], (t0 + t) * n)
 
 
 @jit_parallel
@@ -148,14 +152,8 @@ def anneal_dense_reads(W, X, H, E, betas, t0, starts, n_reads):
     """:func:`anneal_dense` without a target: every read on its own (the same sweeps, in
     parallel over reads rather than groups)."""
     for r in prange(n_reads):
-        _anneal_read(W, X, H, E, betas, t0, starts, np.int64(r))
-
-
-@jit
-def anneal_dense_reads_serial(W, X, H, E, betas, t0, starts, n_reads):
-    """Serial twin of :func:`anneal_dense_reads` for small calls (the same reads)."""
-    for r in range(n_reads):
-        _anneal_read(W, X, H, E, betas, t0, starts, r)
+        k = np.int64(r)
+        anneal_reads_range(W, X, H, E, betas, t0, starts, k, k + 1)
 
 
 @jit
@@ -252,22 +250,24 @@ def _descend_csr(indptr, indices, data, x, h, max_flips):
             h[indices[k]] += s * data[k]
 
 
+@jit
+def descend_rows_range(W, X, H, r0, r1):
+    """Steepest descent of reads r0:r1 (rows of ``X``, ``H``) to a 1-flip local minimum:
+    the serial pass of a small call, and the parallel kernel's task for one read."""
+    for r in range(r0, r1):
+        _descend_dense(W, X[r], H[r], 10 * X.shape[1] + 10)
+
+
 @jit_parallel
 def descend_dense(W, X, H):
-    """Steepest descent of every read (rows of ``X``, ``H``) to a 1-flip local minimum."""
+    """Steepest descent of every read, in parallel over reads."""
     for r in prange(X.shape[0]):
-        _descend_dense(W, X[r], H[r], 10 * X.shape[1] + 10)
-
-
-@jit
-def descend_dense_serial(W, X, H):
-    """Serial twin of :func:`descend_dense` for small calls."""
-    for r in range(X.shape[0]):
-        _descend_dense(W, X[r], H[r], 10 * X.shape[1] + 10)
+        k = np.int64(r)
+        descend_rows_range(W, X, H, k, k + 1)
 
 
 #: flips (reads x variables x sweeps, or reads x variables^2 for a descent) under which
-#: a dense call runs the serial twin: at this size threads save less than their start-up,
+#: a dense call runs its reads serially: at this size threads save less than their start-up,
 #: and a small first call compiles no parallel kernel (these compile about 3x slower)
 SERIAL_BELOW = 1 << 18
 
@@ -410,10 +410,11 @@ class NumbaChains:
         args = (self.X, self.H, self.E, np.atleast_2d(betas), np.int64(self.t),
                 self._lanes(self.starts), self.n_real, goal, self.stops)
         if self.dense and target is None and betas.ndim == 1:
-            small = self.n_reads * self.n * betas.shape[0] < SERIAL_BELOW
-            kernel = anneal_dense_reads_serial if small else anneal_dense_reads
-            kernel(self.Wk, self.X, self.H, self.E, betas, np.int64(self.t), self.starts,
-                   self.n_reads)
+            reads = (self.Wk, self.X, self.H, self.E, betas, np.int64(self.t), self.starts)
+            if self.n_reads * self.n * betas.shape[0] < SERIAL_BELOW:
+                anneal_reads_range(*reads, 0, self.n_reads)
+            else:
+                anneal_dense_reads(*reads, self.n_reads)
         elif self.dense:
             anneal_dense(self.Wk, *args)
         else:
@@ -426,9 +427,10 @@ class NumbaChains:
             self.H = self._fields()
         if self.dense:
             k = self.n_reads  # not the padding rows
-            small = k * self.n * self.n < SERIAL_BELOW
-            (descend_dense_serial if small else descend_dense)(self.Wd, self.X[:k],
-                                                               self.H[:k])
+            if k * self.n * self.n < SERIAL_BELOW:
+                descend_rows_range(self.Wd, self.X, self.H, 0, k)
+            else:
+                descend_dense(self.Wd, self.X[:k], self.H[:k])
         else:
             descend_csr(*self.csr, self.X, self.H)
 
