@@ -193,16 +193,7 @@ def _diag_stats_rows(x, y, la, r, s, terms, rows_x, rows_y, acc_c, acc_v):
     return lc, lv
 
 
-@jit
-def _diag_stats_fused(x, y, la, r, s, eps, acc_c, acc_v):
-    """All rows in one serial fused pass: for minibatches, where the call overheads of
-    the blocked path dominate."""
-    terms = _diag_terms(r, s, eps)
-    return _diag_stats_rows(x, y, la, r, s, terms, (0, x.shape[0]), (0, y.shape[0]),
-                            acc_c, acc_v)
-
-
-# A distinct function from the serial one, not one compiled twice: Numba's cache index
+# A distinct function from the serial pass, not one compiled twice: Numba's cache index
 # does not tell parallel=True from serial (numba#6845).
 @jit_parallel
 def _diag_stats_fused_parallel(x, y, la, r, s, eps, nchunks, acc_c, acc_v, lse_sum):
@@ -350,8 +341,13 @@ def diag_stats(x, y, la, r, s, eps, chunk=None, nchunks=None):
     work = (x.shape[0] + y.shape[0]) * K * D
     threads = numba.get_num_threads()
     if nchunks is None and work < FUSED_WORK:
+        # two calls from here rather than one kernel calling both: a kernel that calls
+        # another compiles the callee's code again (0.4 CPU s on a first call), against
+        # about 2 us a call
         sx, sy = np.zeros((K, 1 + 2 * D)), np.zeros((K, 1 + 2 * D))
-        lc, lv = _diag_stats_fused(x, y, la, r, s, float(eps), sx, sy)
+        terms = _diag_terms(r, s, float(eps))
+        lc, lv = _diag_stats_rows(x, y, la, r, s, terms, (0, x.shape[0]), (0, y.shape[0]),
+                                  sx, sy)
     elif nchunks is None and threads >= PARALLEL_THREADS:
         lc, lv, sx, sy = fused_parallel_stats(x, y, la, r, s, eps, 4 * threads)
     else:
