@@ -224,21 +224,6 @@ def _best_flip(x, h):
 
 
 @jit
-def _descend_dense(W, x, h, max_flips):
-    """Steepest descent: flip the most improving bit until none improves."""
-    n = x.shape[0]
-    for _ in range(max_flips):
-        arg = _best_flip(x, h)
-        if arg < 0:
-            return
-        s = h.dtype.type(1.0 - 2.0 * x[arg])
-        x[arg] = 1 - x[arg]
-        row = W[arg]
-        for j in range(n):
-            h[j] += s * row[j]
-
-
-@jit
 def _descend_csr(indptr, indices, data, x, h, max_flips):
     for _ in range(max_flips):
         arg = _best_flip(x, h)
@@ -252,10 +237,21 @@ def _descend_csr(indptr, indices, data, x, h, max_flips):
 
 @jit
 def descend_rows_range(W, X, H, r0, r1):
-    """Steepest descent of reads r0:r1 (rows of ``X``, ``H``) to a 1-flip local minimum:
-    the serial pass of a small call, and the parallel kernel's task for one read."""
+    """Steepest descent of reads r0:r1 (rows of ``X``, ``H``) to a 1-flip local minimum,
+    flipping the most improving bit until none improves: the serial pass of a small call,
+    and the parallel kernel's task for one read."""
+    n = X.shape[1]
     for r in range(r0, r1):
-        _descend_dense(W, X[r], H[r], 10 * X.shape[1] + 10)
+        x, h = X[r], H[r]
+        for _ in range(10 * n + 10):
+            arg = _best_flip(x, h)
+            if arg < 0:
+                break
+            s = h.dtype.type(1.0 - 2.0 * x[arg])
+            x[arg] = 1 - x[arg]
+            row = W[arg]
+            for j in range(n):
+                h[j] += s * row[j]
 
 
 @jit_parallel
