@@ -16,7 +16,7 @@ from .._lib.numba_config import jit, jit_parallel, prange
 _S11 = np.uint64(11)
 
 
-@jit
+@jit(inline='always')
 def _argsort(keys):
     """Indices that sort ``keys`` ascending (insertion sort: O(d^2), like the edge draws
     that follow; np.argsort costs about 1 s of compilation on a first call). The keys
@@ -33,27 +33,7 @@ def _argsort(keys):
     return order
 
 
-@jit
-def _order_one(theta, state, keys):
-    d = theta.shape[0]
-    for i in range(d):
-        state, u = next_uniform(state)  # in (0, 1)
-        keys[i] = -(theta[i] - np.log(-np.log(u)))  # negated: ascending argsort
-    return state, _argsort(keys)
-
-
-@jit
-def _one_dag(b, theta, thresholds, base, out, orders):
-    d = theta.shape[0]
-    state = stream_start(base, b)
-    keys = np.empty(d)
-    state, order = _order_one(theta, state, keys)
-    for k in range(d):
-        orders[b, k] = order[k]
-    _edges(b, order, thresholds, state, out)
-
-
-@jit
+@jit(inline='always')
 def _edges(b, order, thresholds, state, out):
     d = order.shape[0]
     for k in range(d - 1):
@@ -65,41 +45,65 @@ def _edges(b, order, thresholds, state, out):
             out[b, i, j] = (z >> _S11) < thresholds[i, j]
 
 
-@jit_parallel
-def sample_dags_parallel(theta, thresholds, n, seed, out, orders):
-    """Fill ``out`` (n, d, d) uint8 (zeroed) with DAGs and ``orders`` (n, d) int64.
+# The helpers above are inlined (at Numba's IR level) into the two range functions below,
+# which are the parallel kernels' tasks (one sample each) and the serial passes (the whole
+# range, called from Python): every extra level of compiled calls would be optimised again
+# by its caller on a first call.
 
-    theta : (d,) float64 order log-weights; thresholds : (d, d) uint64 ``floor(q 2^53)``.
-    """
-    base = np.uint64(seed)
-    for b in prange(n):
-        # an int64 index, as in the serial twin: Numba types a prange index uint64 inside
-        # the parallel body, which would compile the callee a second time
-        _one_dag(np.int64(b), theta, thresholds, base, out, orders)
+@jit
+def _dags_range(theta, thresholds, base, out, orders, b0, b1):
+    """Samples b0:b1 into ``out`` (n, d, d) uint8 (zeroed) and ``orders`` (n, d) int64:
+    Gumbel keys for the order, then the edges it allows."""
+    d = theta.shape[0]
+    keys = np.empty(d)
+    for b in range(b0, b1):
+        state = stream_start(base, b)
+        for i in range(d):
+            state, u = next_uniform(state)  # in (0, 1)
+            keys[i] = -(theta[i] - np.log(-np.log(u)))  # negated: ascending argsort
+        order = _argsort(keys)
+        for k in range(d):
+            orders[b, k] = order[k]
+        _edges(b, order, thresholds, state, out)
 
 
 @jit
-def sample_dags_serial(theta, thresholds, n, seed, out, orders):
-    """Serial twin of :func:`sample_dags_parallel` (same streams, same output)."""
+def _edges_range(orders, thresholds, base, out, b0, b1):
+    """Edges of samples b0:b1 for given orders (the Sinkhorn order sampler): the same
+    per-sample streams as :func:`_dags_range`."""
+    for b in range(b0, b1):
+        _edges(b, orders[b], thresholds, stream_start(base, b), out)
+
+
+@jit_parallel
+def sample_dags_parallel(theta, thresholds, n, seed, out, orders):
+    """:func:`_dags_range` over all ``n`` samples in parallel (theta : (d,) float64 order
+    log-weights; thresholds : (d, d) uint64 ``floor(q 2^53)``)."""
     base = np.uint64(seed)
-    for b in range(n):
-        _one_dag(b, theta, thresholds, base, out, orders)
+    for b in prange(n):
+        # an int64 index, as in the serial pass: Numba types a prange index uint64 inside
+        # the parallel body, which would compile the task a second time
+        k = np.int64(b)
+        _dags_range(theta, thresholds, base, out, orders, k, k + 1)
 
 
 @jit_parallel
 def dags_from_orders_parallel(orders, thresholds, seed, out):
-    """Edges for given orders (the Sinkhorn order sampler): same per-sample streams."""
+    """:func:`_edges_range` over all samples in parallel."""
     base = np.uint64(seed)
     for b in prange(orders.shape[0]):
         k = np.int64(b)     # as in sample_dags_parallel
-        _edges(k, orders[k], thresholds, stream_start(base, k), out)
+        _edges_range(orders, thresholds, base, out, k, k + 1)
 
 
-@jit
+def sample_dags_serial(theta, thresholds, n, seed, out, orders):
+    """Serial twin of :func:`sample_dags_parallel` (same streams, same output)."""
+    _dags_range(theta, thresholds, np.uint64(seed), out, orders, 0, n)
+
+
 def dags_from_orders_serial(orders, thresholds, seed, out):
-    base = np.uint64(seed)
-    for b in range(orders.shape[0]):
-        _edges(b, orders[b], thresholds, stream_start(base, b), out)
+    """Serial twin of :func:`dags_from_orders_parallel`."""
+    _edges_range(orders, thresholds, np.uint64(seed), out, 0, orders.shape[0])
 
 
 #: below this many pair draws in one call the serial kernel runs (thread start-up and
