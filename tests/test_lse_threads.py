@@ -137,13 +137,13 @@ def test_blas_is_held_to_one_thread_only_inside_the_parallel_region(monkeypatch)
     from threadpoolctl import threadpool_limits
 
     seen = []
-    fold = _matmul_numba._fold_tile
+    fold = _matmul_numba.fold_rows
 
     def spy(*args):
         seen.append(max(_blas_threads()))
         return fold(*args)
 
-    monkeypatch.setattr(_matmul_numba, "_fold_tile", spy)
+    monkeypatch.setattr(_matmul_numba, "fold_rows", spy)
     rng = np.random.default_rng(38)
     A, B = rng.normal(size=(300, 8)), rng.normal(size=(8, 500))
     with threadpool_limits(2, user_api="blas"):

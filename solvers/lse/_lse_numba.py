@@ -50,7 +50,9 @@ helpers two levels deep costs more than it saves (the row task with an inlined p
 function took 2.6 CPU s to compile against 0.8), so each task function is written flat.
 Together these cut a small first call from 16 compiled functions to 4
 (``benchmarks/cold_start.py --compile-detail``, lse row) with no change in warm speed
-(``benchmarks/peers/lse_kernels_vs_ref.py``).
+(``benchmarks/peers/lse_kernels_vs_ref.py``). The row task :func:`fold_rows` folds into
+running statistics rather than starting afresh, so :func:`solvers.logsumexp_matmul` folds
+its ``A @ B`` tiles with the same compiled kernel.
 """
 import functools
 import math
@@ -328,35 +330,48 @@ def _finish_lanes(a, b, mx, m, s, p0, p1, q0, q1, mode, return_sign, out, sgn):
 # half the speed (measured; the reason was not found), so its task compiles twice.
 
 @jit
-def _rows_range(a, b, mx, m, s, chunk, k0, k1):
-    """Online (mx, m, s) of lanes k0:k1, the rows of a C-contiguous (lanes, n) array ``a``
-    with weights ``b`` (or None): the serial pass over all lanes, and the parallel
-    kernel's task for one lane."""
-    n = a.shape[1]
+def fold_rows(a, b, mx, m, s, chunk, ncols, k0, k1, lane0, fresh):
+    """Fold columns ``0:ncols`` of rows ``k0:k1`` of a C-contiguous 2-D array ``a`` (weights
+    ``b`` or None), ``chunk`` columns at a time, into the running statistics
+    (mx, m, s)[lane0 + k, 0] of those rows (``fresh``: into empty statistics, whatever
+    the arrays held).
+
+    The one row kernel: the serial pass over every lane of a small reduction, the parallel
+    kernel's task for one lane, and the fold of each ``A @ B`` tile of
+    :func:`solvers.logsumexp_matmul` into its rows' partials.
+    """
     for k in range(k0, k1):
         row = a[k]
-        big, ties, rest = -math.inf, 0.0, 0.0
-        for c0 in range(0, n, chunk):
-            c1 = min(c0 + chunk, n)
+        lane = lane0 + k
+        if fresh:
+            mx[lane, 0], m[lane, 0], s[lane, 0] = -math.inf, 0.0, 0.0
+        big, ties, rest = mx[lane, 0], m[lane, 0], s[lane, 0]
+        for c0 in range(0, ncols, chunk):
+            c1 = min(c0 + chunk, ncols)
             xc = row[c0:c1]
             wc = None if b is None else b[k][c0:c1]   # b, an argument: Numba prunes it
             big, ties, rest = _rescale(big, ties, rest, _chunk_max(xc, wc))
             dm, ds = _chunk_sums(xc, wc, big)
             ties += dm
             rest += ds
-        mx[k, 0], m[k, 0], s[k, 0] = big, ties, rest
+        mx[lane, 0], m[lane, 0], s[lane, 0] = big, ties, rest
 
 
 @jit_parallel
 def _rows_pass(a, b, mx, m, s, chunk):
-    """Statistics of every lane of a (lanes, n) array, in parallel over lanes."""
+    """Statistics (mx, m, s) of every lane of a (lanes, n) array, in parallel over lanes."""
+    n = a.shape[1]
+    # typed values, not the literals 0 and True: those would compile fold_rows a second
+    # time beside the serial pass's call from Python
+    lane0, fresh = np.int64(0), np.bool_(True)
     for k in prange(a.shape[0]):
-        _rows_range(a, b, mx, m, s, chunk, np.int64(k), np.int64(k) + 1)
+        i = np.int64(k)
+        fold_rows(a, b, mx, m, s, chunk, n, i, i + 1, lane0, fresh)
 
 
 def _rows_pass_serial(a, b, mx, m, s, chunk):
     """Serial twin of :func:`_rows_pass` for small inputs (no thread start-up)."""
-    _rows_range(a, b, mx, m, s, chunk, 0, a.shape[0])
+    fold_rows(a, b, mx, m, s, chunk, a.shape[1], 0, a.shape[0], 0, True)
 
 
 @jit

@@ -1,8 +1,8 @@
 """Numba fold of BLAS tiles into running row partials, for :func:`logsumexp_matmul`.
 
-numpy's matmul computes a ``rows x cols`` tile of ``A @ B``; a serial Numba kernel then
-folds each tile row into the row's online partial ``(max, tie weight, rest sum)`` with the
-same chunk routines and vectorised ``fast_exp`` as :func:`solvers.logsumexp`. A row whose
+numpy's matmul computes a ``rows x cols`` tile of ``A @ B``; the row kernel of
+:func:`solvers.logsumexp` (``fold_rows``, serial) then folds each tile row into the row's
+online partial ``(max, tie weight, rest sum)``. A row whose
 stable result is not finite (NaN in ``A``, ``inf`` in ``B`` or ``log_b``, every column
 dropped) is recomputed densely for that row, which gives exactly SciPy's special values on
 the materialised ``A @ B + log_b``.
@@ -30,27 +30,13 @@ import numpy as np
 
 from .._lib.numba_config import jit
 from ._cpu import cache_sizes, floor_pow2
-from ._lse_numba import _chunk_max, _chunk_sums, _finish_lane, _rescale
+from ._lse_numba import _finish_lane, fold_rows
 
 # Below this many entries of A @ B the thread start-up (~0.1 ms) outweighs the gain.
 _PARALLEL_MIN_ENTRIES = 1 << 17
 # Row blocks wanted (when the rows allow): enough for 16 threads to share dynamically, so
 # a slow or busy core does not hold the others up.
 _ROW_BLOCKS = 64
-
-
-@jit
-def _fold_tile(tile, cols, row_max, row_m, row_s, r0):
-    """Fold ``tile[:, :cols]`` into the partials of rows ``r0:r0 + len(tile)``. The tile is
-    the worker's whole buffer (one C-contiguous layout, hence one compiled version)."""
-    for i in range(tile.shape[0]):
-        x = tile[i, :cols]
-        mx, m, s = _rescale(row_max[r0 + i], row_m[r0 + i], row_s[r0 + i],
-                            _chunk_max(x, None))
-        dm, ds = _chunk_sums(x, None, mx)
-        row_max[r0 + i] = mx
-        row_m[r0 + i] = m + dm
-        row_s[r0 + i] = s + ds
 
 
 @jit
@@ -93,6 +79,9 @@ class _Tiles:
         self.row_max = np.full(n, -np.inf)
         self.row_m = np.zeros(n)
         self.row_s = np.zeros(n)
+        # the (rows, 1) views fold_rows takes (the row kernel of logsumexp, so one compiled
+        # kernel serves both)
+        self._partials = tuple(v.reshape(n, 1) for v in (self.row_max, self.row_m, self.row_s))
         self._starts = iter(range(0, n, rows))
         self._lock = threading.Lock()
 
@@ -115,7 +104,10 @@ class _Tiles:
                 if log_b is not None:
                     with np.errstate(invalid="ignore"):
                         t += log_b[c0:c1]
-                _fold_tile(t_rows, c1 - c0, self.row_max, self.row_m, self.row_s, r0)
+                # the tile is the worker's whole buffer (one C-contiguous layout, hence one
+                # compiled version); a tile row is folded as one chunk
+                fold_rows(t_rows, None, *self._partials, c1 - c0, c1 - c0, 0,
+                          t_rows.shape[0], r0, False)
 
 
 class _SingleThreadBLAS:
