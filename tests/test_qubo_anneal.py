@@ -300,7 +300,8 @@ def _call_run_all(run_all, W, betas, t0, Xt, Ht, E, starts, running, polish):
 def test_cuda_kernel_source_matches_numba_on_the_cpu(tmp_path):
     """Compile the CuPy kernel's CUDA C as C++ and run it thread by thread on the CPU: it must
     reproduce the Numba kernel read for read (same counter-based streams, same schedule)."""
-    from solvers.qubo._anneal_numba import NumbaChains, start_states
+    from solvers.qubo._anneal_generic import stream_starts
+    from solvers.qubo._anneal_numba import NumbaChains
 
     run_all = _compiled_cuda_source(tmp_path)
     rng = np.random.default_rng(21)
@@ -320,7 +321,7 @@ def test_cuda_kernel_source_matches_numba_on_the_cpu(tmp_path):
         Xt = np.ascontiguousarray(X0.T)
         Ht = np.ascontiguousarray((a + X0 @ W).T)
         E = X0 @ a + 0.5 * np.sum(X0 * (X0 @ W), axis=1)
-        starts = start_states(base, 5, reads)
+        starts = stream_starts(int(base), 5, reads)
         running = np.ones(reads, dtype=np.int8)
         _call_run_all(run_all, W, betas[:15], 0, Xt, Ht, E, starts, running, 0)
         _call_run_all(run_all, W, betas[15:], 15, Xt, Ht, E, starts, running, polish)

@@ -104,7 +104,7 @@ class CupyChains:
     def __init__(self, a, W, c0, X0, base, first=0, single=False, xp=None, prepared=None):
         import cupy
 
-        from ._anneal_numba import start_states
+        from ._anneal_generic import stream_starts
 
         self.W, self.a = self.prepare(a, W) if prepared is None else prepared
         self.c0 = float(c0)
@@ -116,8 +116,7 @@ class CupyChains:
         Xf = self.Xt.astype(cupy.float64)
         self.E = cupy.ascontiguousarray(
             cupy.sum(Xf * (self.a[:, None] + 0.5 * (self.Ht - self.a[:, None])), axis=0))
-        self.starts = cupy.asarray(start_states(np.uint64(base), np.int64(first),
-                                                self.n_reads))
+        self.starts = cupy.asarray(stream_starts(int(base), int(first), self.n_reads))
         self.stops = np.full(-(-self.n_reads // GROUP), RUNNING, dtype=np.int64)
         self.group = np.arange(self.n_reads) // GROUP
         self.t = 0

@@ -24,7 +24,8 @@ def _mix(z):
 
 
 def stream_starts(base, first, n_reads):
-    """Stream starts of reads ``first, ..., first + n_reads - 1`` (as ``start_states``)."""
+    """Stream starts of reads ``first, ..., first + n_reads - 1`` (uint64; the bits of
+    ``_lib._prng.stream_start`` per read, which the Numba and CuPy chains use too)."""
     index = np.arange(first, first + n_reads, dtype=np.uint64)
     return _mix(np.full(n_reads, base, dtype=np.uint64) + index * _prng.GOLDEN)
 

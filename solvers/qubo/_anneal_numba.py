@@ -24,8 +24,9 @@ polynomial (relative error below 1e-10, see :func:`exp_neg`) that vectorizes.
 import numpy as np
 import scipy.sparse as sps
 
-from .._lib._prng import GOLDEN, next_uniform, stream_start
+from .._lib._prng import _S11, _TWO53_INV, GOLDEN, _mix
 from .._lib.numba_config import jit, jit_parallel, prange
+from ._anneal_generic import stream_starts
 from ._anneal_groups import ABANDONED, GROUP, RUNNING
 
 #: ``beta * delta`` above which a move is always rejected (``exp(-40) ~ 4e-18`` is below
@@ -52,8 +53,11 @@ def exp_neg(y):
 
 @jit
 def uniform_at(start, counter):
-    """Output number ``counter`` (0-based) of the stream that starts at ``start``."""
-    return next_uniform(start + np.uint64(counter) * GOLDEN)[1]
+    """Output number ``counter`` (0-based) of the stream that starts at ``start``: the
+    uniform :func:`~solvers._lib._prng.next_uniform` returns after ``counter + 1`` steps,
+    written out so that a first call compiles one function less."""
+    z = _mix(start + (np.uint64(counter) + np.uint64(1)) * GOLDEN)
+    return (np.float64(z >> _S11) + 0.5) * _TWO53_INV
 
 
 @jit
@@ -277,17 +281,6 @@ def descend_csr(indptr, indices, data, X, H):
         _descend_csr(indptr, indices, data, X[g, :, r], H[g, :, r], 10 * n + 10)
 
 
-@jit
-def start_states(base, first, n_reads):
-    """Stream starts of reads ``first, ..., first + n_reads - 1`` of a run seeded ``base``
-    (serial: a few ns a read, less than a parallel kernel's start-up, and a parallel
-    kernel takes longer to compile)."""
-    out = np.empty(n_reads, dtype=np.uint64)
-    for r in range(n_reads):
-        out[r] = stream_start(base, first + r)
-    return out
-
-
 def exact_in_float32(a, W):
     """True when every field ``a + W x`` is an integer below ``2**24`` in magnitude, so
     float32 fields and couplings give exactly the float64 arithmetic."""
@@ -361,7 +354,9 @@ class NumbaChains:
         X[:self.n_reads] = X0
         self.n_real = np.minimum(GROUP, self.n_reads - GROUP * np.arange(n_groups))
         self.stops = np.full(n_groups, RUNNING, dtype=np.int64)
-        self.starts = start_states(np.uint64(base), np.int64(first), pad)
+        # numpy's twin of the stream starts: a few microseconds once per run, where a
+        # compiled loop cost a fifth of a CPU second on a first call
+        self.starts = stream_starts(int(base), int(first), pad)
         self.t = 0
         if self.dense:
             self.Wk, self.Wd, self.X = cp.Wk, cp.Wd, X
