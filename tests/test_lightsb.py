@@ -757,7 +757,7 @@ def test_numba_blocked_statistics_match_generic_over_several_blocks():
     s = np.exp(0.2 * rng.normal(size=(K, D)))
     x, y = rng.normal(size=(2500, D)), rng.normal(size=(2300, D)) + 0.3
     assert (x.shape[0] + y.shape[0]) * K * D >= nb.FUSED_WORK > 0
-    assert x.shape[0] > 2 * nb.BLOCK_ROWS
+    assert x.shape[0] > 2 * nb.block_rows(D)
     got = nb.diag_stats(x, y, la, r, s, 0.8)
     ref = diag_stats_xp(x, y, la, r, s, 0.8, xp=cnp, lse_backend="numpy", chunk=700)
     for a, b in zip(got, ref):
