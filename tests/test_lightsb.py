@@ -10,7 +10,7 @@ from solvers.transport import entropic_gaussian_plan, SchrodingerBridgeResult
 from solvers.transport.lightsb import bridge_from_parameters
 from solvers.transport._lightsb_fit import split_components
 from solvers.transport._lightsb_kernels import Kernels
-from solvers.transport._lightsb_model import Params as _Params, loss_and_grad
+from solvers.transport._lightsb_model import Params as _Params, loss_and_grad, loss_value
 from tests.conftest import to_numpy
 from naive import lightsb_loss_loop
 
@@ -54,6 +54,10 @@ def test_loss_and_gradient_match_naive_and_finite_differences(xp, kind):
 
     loss, grads = f(la, r, q)
     assert loss == pytest.approx(lightsb_loss_loop(x, y, la, r, S, eps), rel=1e-12)
+    # the loss alone (the held-out score) is the same number
+    alone = loss_value(ax(x), ax(y), _Params(ax(la), ax(r), ax(q), kind), eps, xp,
+                       Kernels.generic(xp), chunk=17)
+    assert float(alone) == pytest.approx(loss, rel=1e-12)
     h = 1e-6
     for which, arr in enumerate((la, r, q)):
         num = np.zeros_like(arr)
@@ -79,6 +83,8 @@ def test_numba_statistics_match_generic():
     l1, g1 = loss_and_grad(x, y, p, eps, cnp, Kernels.generic(cnp), chunk=64)
     l2, g2 = loss_and_grad(x, y, p, eps, cnp, Kernels(resolve_backend("numba", cnp)))
     assert l1 == pytest.approx(l2, rel=1e-12)
+    numba_kernels = Kernels(resolve_backend("numba", cnp))
+    assert float(loss_value(x, y, p, eps, cnp, numba_kernels)) == pytest.approx(l1, rel=1e-12)
     for a, b in zip(g1.arrays(), g2.arrays()):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
     # the parallel chunked path too
@@ -751,7 +757,7 @@ def test_numba_blocked_statistics_match_generic_over_several_blocks():
     s = np.exp(0.2 * rng.normal(size=(K, D)))
     x, y = rng.normal(size=(2500, D)), rng.normal(size=(2300, D)) + 0.3
     assert (x.shape[0] + y.shape[0]) * K * D >= nb.FUSED_WORK > 0
-    assert x.shape[0] > 2 * nb.BLOCK_ROWS
+    assert x.shape[0] > 2 * nb.block_rows(D)
     got = nb.diag_stats(x, y, la, r, s, 0.8)
     ref = diag_stats_xp(x, y, la, r, s, 0.8, xp=cnp, lse_backend="numpy", chunk=700)
     for a, b in zip(got, ref):

@@ -13,8 +13,8 @@ import array_api_compat.numpy as cnp
 from naive import bures_cdist_loop, screened_cdist_loop, weighted_root_sum_loop
 
 from solvers.transport import bures_kernels as bk
-from solvers.transport._lightsb_model import (diag_stats_xp, log_weights_diag_xp,
-                                              sample_diag_xp)
+from solvers.transport._lightsb_model import (diag_lse_xp, diag_stats_xp,
+                                              log_weights_diag_xp, sample_diag_xp)
 
 nb_lightsb = pytest.importorskip("solvers.transport._lightsb_numba")
 nb_bures = pytest.importorskip("solvers.transport._bures_numba")
@@ -63,6 +63,20 @@ def test_lightsb_diag_stats_kernel_matches_generic(dtype, value, n, m):
     _same(nb_lightsb.diag_stats(x, y, la, r, s, 0.7), ref, dtype)
     # the parallel chunked reduction gives the same statistics
     _same(nb_lightsb.diag_stats(x, y, la, r, s, 0.7, nchunks=3), ref, dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("value", SPECIAL)
+@pytest.mark.parametrize("n, m", [(7, 6), (0, 0), (1, 1), (2500, 1100)])
+def test_lightsb_diag_lse_kernel_matches_generic(dtype, value, n, m):
+    # (2500, 1100): several blocks of rows, the last one partial
+    x, y, la, r, s = _lightsb_problem(dtype, n, m)
+    x, y = _poke(x, value, (0, 1)), _poke(y, value, (m - 1, 0))
+    ref = diag_lse_xp(x, y, la, r, s, 0.7, xp=cnp, lse_backend="numpy", chunk=3)
+    _same(nb_lightsb.diag_lse(x, y, la, r, s, 0.7), ref, dtype)
+    # the row log-sum-exps sum to the totals of the statistics kernel
+    lc, lv, _, _ = diag_stats_xp(x, y, la, r, s, 0.7, xp=cnp, lse_backend="numpy", chunk=3)
+    _same([np.sum(ref[0]), np.sum(ref[1])], [lc, lv], dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -12,7 +12,7 @@ import numpy as np
 from .._lib.host import to_host
 from .._lib.optim import Adam, cosine_decay
 from .._lib.results import Progress, Status, STOPPED_BY_CALLBACK
-from ._lightsb_model import Params, loss_and_grad, logits_c, softmax_rows
+from ._lightsb_model import Params, loss_and_grad, loss_value, logits_c, softmax_rows
 
 #: (status, message) pairs of a fit, codes shared with every solver (``_lib.results``)
 NONFINITE = (int(Status.NONFINITE), "the loss became non-finite (lower lr or rescale the data)")
@@ -135,8 +135,7 @@ class _Fitter:
     def score(self, p):
         """The held-out loss (the training loss without a held-out part)."""
         x, y = (self.x0v, self.x1v) if self.x0v is not None else (self.x0, self.x1)
-        value, _ = loss_and_grad(x, y, p, self.eps, self.xp, self.kernels, self.chunk)
-        return float(value)
+        return float(loss_value(x, y, p, self.eps, self.xp, self.kernels, self.chunk))
 
     # -- optimizers ---------------------------------------------------------------------
     def minibatch_adam(self, p, draws, monitor=None):

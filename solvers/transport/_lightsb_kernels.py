@@ -4,6 +4,7 @@
 operation         what it computes                                        kernels
 ================  =====================================================  ===========
 diag_stats        log-sum-exps and Gibbs-weighted moments of a batch      numba
+diag_lse          the row log-sum-exps alone (the held-out score)         numba
 log_weights_diag  normalised gate log-weights log gamma_k(x)              numba
 sample_diag       exact draws from the diagonal-S mixture pi(.|x)         numba
 ================  =====================================================  ===========
@@ -14,7 +15,7 @@ references the kernels are tested against. The algorithm modules receive a resol
 """
 from functools import partial
 
-from ._lightsb_model import diag_stats_xp, log_weights_diag_xp, sample_diag_xp
+from ._lightsb_model import diag_lse_xp, diag_stats_xp, log_weights_diag_xp, sample_diag_xp
 from .._lib.kernels import KernelTable
 from .._lib.backend import backend_arg, resolve_backend
 
@@ -28,6 +29,7 @@ GENERIC_BELOW = 1 << 30
 KERNELS = KernelTable(
     __package__,
     diag_stats={"numba": "._lightsb_numba:diag_stats", "generic_below": GENERIC_BELOW},
+    diag_lse={"numba": "._lightsb_numba:diag_lse", "generic_below": GENERIC_BELOW},
     log_weights_diag={"numba": "._lightsb_numba:log_weights_diag",
                       "generic_below": GENERIC_BELOW},
     sample_diag={"numba": "._lightsb_numba:sample_diag", "generic_below": GENERIC_BELOW},
@@ -56,7 +58,7 @@ class Kernels:
         backend has its own statistics kernel (Numba), its generic twin (plain numpy: the
         (batch, K) slices are small and its call overhead is lower), elsewhere the
         backend itself.
-    diag_stats, log_weights_diag, sample_diag : callable
+    diag_stats, diag_lse, log_weights_diag, sample_diag : callable
         See the table above; same signatures on every backend.
     """
 
@@ -65,6 +67,9 @@ class Kernels:
         self.lse = backend_arg(be.generic() if KERNELS.has("diag_stats", be) else be)
         self.diag_stats = KERNELS.get(
             "diag_stats", be, generic=partial(diag_stats_xp, xp=xp, lse_backend=self.lse),
+            size=size)
+        self.diag_lse = KERNELS.get(
+            "diag_lse", be, generic=partial(diag_lse_xp, xp=xp, lse_backend=self.lse),
             size=size)
         self.log_weights_diag = KERNELS.get(
             "log_weights_diag", be,

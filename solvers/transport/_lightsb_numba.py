@@ -270,10 +270,19 @@ def _softmax_rows(w, mx, lse):
     _normalize_rows(w, mx, lse)
 
 
-def _blocked_side(pts, coef, offset, nblocks):
+def _features(pts, f):
+    """``f = [1, p, p^2]`` for the rows ``pts``, in place."""
+    D = pts.shape[1]
+    f[:, 0] = 1.0
+    f[:, 1:D + 1] = pts
+    np.multiply(pts, pts, out=f[:, D + 1:])
+
+
+def _blocked_side(pts, coef, nblocks):
     """One side of :func:`diag_stats` through BLAS: per block of rows the features
-    ``f = [1, p, p^2]``, the logits ``f[:, 1:] @ coef + offset`` (one GEMM), the softmax
-    (Numba) and the moments ``w^T f`` (one GEMM)."""
+    ``f = [1, p, p^2]``, the logits ``f @ coef`` (one GEMM; the first row of ``coef``
+    holds the per-component constants), the softmax (Numba) and the moments ``w^T f``
+    (one GEMM)."""
     n, D = pts.shape
     K = coef.shape[1]
     stats = np.zeros((K, 1 + 2 * D))
@@ -285,41 +294,91 @@ def _blocked_side(pts, coef, offset, nblocks):
     for a in range(0, n, max(rows, 1)):
         b = min(a + rows, n)
         f, w = feats[:b - a], logits[:b - a]
-        f[:, 0] = 1.0
-        f[:, 1:D + 1] = pts[a:b]
-        np.multiply(pts[a:b], pts[a:b], out=f[:, D + 1:])
-        np.matmul(f[:, 1:], coef, out=w)
-        w += offset
+        _features(pts[a:b], f)
+        np.matmul(f, coef, out=w)
         _softmax_rows(w, mx[:b - a], lse[:b - a])
         total += lse[:b - a].sum()
         stats += w.T @ f
     return total, stats
 
 
-def _blocked_stats(x, y, la, r, s, eps, nblocks_x, nblocks_y):
-    """Both sides of :func:`diag_stats` in row blocks: the logits of ``log c`` and
-    ``log v`` are linear in ``[p, p^2]`` (the expanded quadratic forms)."""
+def _blocked_lse(pts, coef, rows):
+    """One side of :func:`diag_lse`: per block of ``rows`` rows the logits (one GEMM, as
+    in :func:`_blocked_side`) and their row log-sum-exps, without the moments."""
+    n, D = pts.shape
+    K = coef.shape[1]
+    out = np.empty(n)
+    rows = max(1, min(rows, n))
+    feats = np.empty((rows, 1 + 2 * D))
+    logits = np.empty((rows, K))
+    mx = np.empty(rows)
+    for a in range(0, n, rows):
+        b = min(a + rows, n)
+        f, w = feats[:b - a], logits[:b - a]
+        _features(pts[a:b], f)
+        np.matmul(f, coef, out=w)
+        _softmax_rows(w, mx[:b - a], out[a:b])
+    return out
+
+
+def _side_coefficients(la, r, s, eps):
+    """The logits of ``log c`` and ``log v`` as ``[1, p, p^2] @ coef``: (1 + 2D, K)
+    each (the expanded quadratic forms; the first row the per-component constants)."""
     D = r.shape[1]
     inv2e = 1.0 / (2.0 * eps)
     inv_s = 1.0 / s
-    coef_c = np.concatenate([(2.0 * inv2e) * r.T, inv2e * s.T], axis=0)          # (2D, K)
-    coef_v = np.concatenate([(2.0 * inv2e) * (r * inv_s).T, -inv2e * inv_s.T], axis=0)
     off_v = (la - 0.5 * D * math.log(2.0 * math.pi * eps) - 0.5 * np.log(s).sum(axis=1)
              - inv2e * (r * r * inv_s).sum(axis=1))
-    lc, sx = _blocked_side(x, coef_c, la, nblocks_x)
-    lv, sy = _blocked_side(y, coef_v, off_v, nblocks_y)
+    coef_c = np.concatenate([la[None, :], (2.0 * inv2e) * r.T, inv2e * s.T], axis=0)
+    coef_v = np.concatenate([off_v[None, :], (2.0 * inv2e) * (r * inv_s).T,
+                             -inv2e * inv_s.T], axis=0)
+    return coef_c, coef_v
+
+
+def _blocked_stats(x, y, la, r, s, eps, nblocks_x, nblocks_y):
+    """Both sides of :func:`diag_stats` in row blocks: the logits of ``log c`` and
+    ``log v`` are linear in ``[p, p^2]`` (the expanded quadratic forms)."""
+    coef_c, coef_v = _side_coefficients(la, r, s, eps)
+    lc, sx = _blocked_side(x, coef_c, nblocks_x)
+    lv, sy = _blocked_side(y, coef_v, nblocks_y)
     return lc, lv, sx, sy
 
 
 #: (rows x K x D) work below which one fused serial pass runs (minibatches: the call
 #: overhead of the blocked BLAS path dominates there)
 FUSED_WORK = 400_000
-#: rows per block of the blocked path
-BLOCK_ROWS = 1024
+#: rows per block of the blocked path: the most, and the fewest
+BLOCK_ROWS, MIN_BLOCK_ROWS = 1024, 512
+#: feature entries (rows x (1 + 2 D)) per block above which blocks get fewer rows: one
+#: thread, 135 000 rows a side, K = 50, blocks of 512 against 1024 rows took 4 and 2 %
+#: longer at D = 8 and 24, 3, 5 and 4 % less at D = 48, 96 and 128
+BLOCK_FEATURES = 1 << 16
+
+
+def block_rows(D):
+    """Rows per block of the blocked path for dimension ``D``."""
+    return max(MIN_BLOCK_ROWS, min(BLOCK_ROWS, BLOCK_FEATURES // (1 + 2 * D)))
 #: Numba threads from which full batches take the fused pass in parallel instead of the
 #: blocked path: on one thread the blocked path was 3x faster (D = 16 and 64, K = 50,
 #: 135 000 rows: 77 vs 232 ms and 201 vs 583 ms), and the fused pass scales with threads
 PARALLEL_THREADS = 4
+
+
+def diag_lse(x, y, la, r, s, eps, chunk=None):
+    """The row log-sum-exps ``log c(x_i)`` (n,) and ``log v(y_j)`` (m,) of the
+    diagonal-S loss, without the moments of :func:`diag_stats` (the held-out score):
+    blocks of :func:`block_rows` rows through one BLAS GEMM each. ``chunk`` (rows per
+    block in the generic twin) is ignored."""
+    dt = np.result_type(x.dtype, r.dtype)
+    f = np.float64
+    x, y = np.ascontiguousarray(x, dtype=f), np.ascontiguousarray(y, dtype=f)
+    la, r = np.ascontiguousarray(la, dtype=f), np.ascontiguousarray(r, dtype=f)
+    s = np.ascontiguousarray(s, dtype=f)
+    with np.errstate(all="ignore"):  # inf - inf in the logits: NaN, as the generic code
+        coef_c, coef_v = _side_coefficients(la, r, s, float(eps))
+        lc = _blocked_lse(x, coef_c, block_rows(r.shape[1]))
+        lv = _blocked_lse(y, coef_v, block_rows(r.shape[1]))
+    return lc.astype(dt, copy=False), lv.astype(dt, copy=False)
 
 
 def diag_stats(x, y, la, r, s, eps, chunk=None, nchunks=None):
@@ -328,7 +387,7 @@ def diag_stats(x, y, la, r, s, eps, chunk=None, nchunks=None):
     Returns ``(sum log c(x), sum log v(y), stats_x, stats_y)`` with ``stats`` of shape
     (K, 1 + 2 D): weight sums, weighted first and second moments. ``chunk`` (rows per
     block in the generic twin) is ignored. ``nchunks=None``: one fused pass for
-    minibatches; for full batches, blocks of :data:`BLOCK_ROWS` rows through BLAS GEMMs,
+    minibatches; for full batches, blocks of :func:`block_rows` rows through BLAS GEMMs,
     or with :data:`PARALLEL_THREADS` Numba threads or more the fused pass over row chunks
     in parallel. An integer: that many blocks per side through BLAS.
     """
@@ -352,7 +411,7 @@ def diag_stats(x, y, la, r, s, eps, chunk=None, nchunks=None):
         lc, lv, sx, sy = fused_parallel_stats(x, y, la, r, s, eps, 4 * threads)
     else:
         def blocks(n):
-            return max(1, -(-n // BLOCK_ROWS)) if nchunks is None else max(1, int(nchunks))
+            return max(1, -(-n // block_rows(D))) if nchunks is None else max(1, int(nchunks))
         with np.errstate(all="ignore"):  # inf - inf in the logits: NaN, as the generic code
             lc, lv, sx, sy = _blocked_stats(x, y, la, r, s, float(eps),
                                             blocks(x.shape[0]), blocks(y.shape[0]))
