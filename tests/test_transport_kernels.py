@@ -68,8 +68,12 @@ def test_lightsb_diag_stats_kernel_matches_generic(dtype, value, n, m):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("value", SPECIAL)
 @pytest.mark.parametrize("n, m", [(7, 6), (0, 0), (1, 1), (2500, 1100)])
-def test_lightsb_diag_lse_kernel_matches_generic(dtype, value, n, m):
-    # (2500, 1100): several blocks of rows, the last one partial
+@pytest.mark.parametrize("fused_work", [None, 0])
+def test_lightsb_diag_lse_kernel_matches_generic(monkeypatch, dtype, value, n, m, fused_work):
+    # (2500, 1100): several blocks of rows, the last one partial; fused_work=0 takes the
+    # blocked path at every size (small batches take the fused pass)
+    if fused_work is not None:
+        monkeypatch.setattr(nb_lightsb, "FUSED_WORK", fused_work)
     x, y, la, r, s = _lightsb_problem(dtype, n, m)
     x, y = _poke(x, value, (0, 1)), _poke(y, value, (m - 1, 0))
     ref = diag_lse_xp(x, y, la, r, s, 0.7, xp=cnp, lse_backend="numpy", chunk=3)

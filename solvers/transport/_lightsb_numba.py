@@ -157,14 +157,15 @@ def _diag_terms(r, s, eps):
 
 
 @jit
-def _diag_stats_rows(x, y, la, r, s, terms, rows_x, rows_y, acc_c, acc_v):
+def _diag_stats_rows(x, y, la, r, s, terms, rows_x, rows_y, acc_c, acc_v, lse_x, lse_y):
     """The statistics of rows ``rows_x = (i0, i1)`` of x and ``rows_y`` of y in one fused
     pass (logits, softmax and moments per row), added to ``acc_c``, ``acc_v``.
 
     acc_c[k, 0] = sum_i w_ik, acc_c[k, 1:D+1] = sum_i w_ik x_i,
     acc_c[k, D+1:] = sum_i w_ik x_i^2 (and the same for y in acc_v); returns
     ``(sum_i log c(x_i), sum_j log v(y_j))`` over those rows. ``terms`` is
-    :func:`_diag_terms`'s tuple.
+    :func:`_diag_terms`'s tuple. ``lse_x`` / ``lse_y``: empty, or arrays that receive
+    each row's ``log c(x_i)`` / ``log v(y_j)`` (the held-out score of small batches).
     """
     inv_s, half_logdet, rr, inv2e, const = terms
     D = x.shape[1]
@@ -179,7 +180,10 @@ def _diag_stats_rows(x, y, la, r, s, terms, rows_x, rows_y, acc_c, acc_v):
                 quad += s[k, d] * xv * xv
                 lin += xv * r[k, d]
             w[k] = la[k] + (quad + 2.0 * lin) * inv2e
-        lc += _softmax_accumulate(w, x, i, acc_c)
+        lse = _softmax_accumulate(w, x, i, acc_c)
+        lc += lse
+        if lse_x.shape[0]:
+            lse_x[i] = lse
     lv = 0.0
     for j in range(rows_y[0], rows_y[1]):
         for k in range(K):
@@ -189,7 +193,10 @@ def _diag_stats_rows(x, y, la, r, s, terms, rows_x, rows_y, acc_c, acc_v):
                 quad += yv * yv * inv_s[k, d]
                 lin += yv * (r[k, d] * inv_s[k, d])
             w[k] = la[k] + const - half_logdet[k] - (quad - 2.0 * lin + rr[k]) * inv2e
-        lv += _softmax_accumulate(w, y, j, acc_v)
+        lse = _softmax_accumulate(w, y, j, acc_v)
+        lv += lse
+        if lse_y.shape[0]:
+            lse_y[j] = lse
     return lc, lv
 
 
@@ -201,10 +208,12 @@ def _diag_stats_fused_parallel(x, y, la, r, s, eps, nchunks, acc_c, acc_v, lse_s
     acc_v[c], lse_sum[c]): for full batches on many threads."""
     terms = _diag_terms(r, s, eps)
     n, m = x.shape[0], y.shape[0]
+    no_rows = np.empty(0)
     for c in prange(nchunks):
         rows_x = ((n * c) // nchunks, (n * (c + 1)) // nchunks)
         rows_y = ((m * c) // nchunks, (m * (c + 1)) // nchunks)
-        lc, lv = _diag_stats_rows(x, y, la, r, s, terms, rows_x, rows_y, acc_c[c], acc_v[c])
+        lc, lv = _diag_stats_rows(x, y, la, r, s, terms, rows_x, rows_y, acc_c[c], acc_v[c],
+                                  no_rows, no_rows)
         lse_sum[c, 0] = lc
         lse_sum[c, 1] = lv
 
@@ -367,17 +376,25 @@ PARALLEL_THREADS = 4
 def diag_lse(x, y, la, r, s, eps, chunk=None):
     """The row log-sum-exps ``log c(x_i)`` (n,) and ``log v(y_j)`` (m,) of the
     diagonal-S loss, without the moments of :func:`diag_stats` (the held-out score):
-    blocks of :func:`block_rows` rows through one BLAS GEMM each. ``chunk`` (rows per
-    block in the generic twin) is ignored."""
+    blocks of :func:`block_rows` rows through one BLAS GEMM each, or for small batches
+    (under :data:`FUSED_WORK`) the fused pass of :func:`diag_stats`, which a fit has
+    compiled already. ``chunk`` (rows per block in the generic twin) is ignored."""
     dt = np.result_type(x.dtype, r.dtype)
     f = np.float64
     x, y = np.ascontiguousarray(x, dtype=f), np.ascontiguousarray(y, dtype=f)
     la, r = np.ascontiguousarray(la, dtype=f), np.ascontiguousarray(r, dtype=f)
     s = np.ascontiguousarray(s, dtype=f)
-    with np.errstate(all="ignore"):  # inf - inf in the logits: NaN, as the generic code
-        coef_c, coef_v = _side_coefficients(la, r, s, float(eps))
-        lc = _blocked_lse(x, coef_c, block_rows(r.shape[1]))
-        lv = _blocked_lse(y, coef_v, block_rows(r.shape[1]))
+    K, D = r.shape
+    if (x.shape[0] + y.shape[0]) * K * D < FUSED_WORK:
+        lc, lv = np.empty(x.shape[0]), np.empty(y.shape[0])
+        sx, sy = np.zeros((K, 1 + 2 * D)), np.zeros((K, 1 + 2 * D))
+        _diag_stats_rows(x, y, la, r, s, _diag_terms(r, s, float(eps)), (0, x.shape[0]),
+                         (0, y.shape[0]), sx, sy, lc, lv)
+    else:
+        with np.errstate(all="ignore"):  # inf - inf in the logits: NaN, as the generic code
+            coef_c, coef_v = _side_coefficients(la, r, s, float(eps))
+            lc = _blocked_lse(x, coef_c, block_rows(D))
+            lv = _blocked_lse(y, coef_v, block_rows(D))
     return lc.astype(dt, copy=False), lv.astype(dt, copy=False)
 
 
@@ -405,8 +422,9 @@ def diag_stats(x, y, la, r, s, eps, chunk=None, nchunks=None):
         # about 2 us a call
         sx, sy = np.zeros((K, 1 + 2 * D)), np.zeros((K, 1 + 2 * D))
         terms = _diag_terms(r, s, float(eps))
+        no_rows = np.empty(0)
         lc, lv = _diag_stats_rows(x, y, la, r, s, terms, (0, x.shape[0]), (0, y.shape[0]),
-                                  sx, sy)
+                                  sx, sy, no_rows, no_rows)
     elif nchunks is None and threads >= PARALLEL_THREADS:
         lc, lv, sx, sy = fused_parallel_stats(x, y, la, r, s, eps, 4 * threads)
     else:
