@@ -60,10 +60,12 @@ LOCAL_ESS = 0.3
 LOCAL_FTOL = 1e-12
 ACTIVE = True
 #: a run that stops (by any rule above) with its spread below REGROW_XTOL of the scale of
-#: the mean, inside the box, sits on a kink, not in a smooth minimum (where ``tolfun``
-#: fires at a spread near the square root of its tolerance): a small population converges
-#: prematurely on a sharp ridge (BBOB f13, whose level sets grow ever thinner along the
-#: ridge as the value falls). Such a run *regrows*: it goes on from its best point with
+#: the mean (at or near the ``tolx`` floor), inside the box, has stopped on a kink, not in
+#: a smooth minimum (where ``tolfun`` fires at a spread near the square root of its
+#: tolerance): a small population converges prematurely on a sharp ridge (BBOB f13, whose
+#: level sets grow ever thinner along the ridge as the value falls; stops at 1e-13 to
+#: 2e-12), while rough local minima (Weierstrass's, BBOB's oscillating Rastrigin) stop at
+#: 5e-12 to 2e-9 and a larger population gains nothing there. Such a run *regrows*: it goes on from its best point with
 #: REGROW times the population (IPOP-CMA-ES's remedy, without leaving the basin), its
 #: learned shape and a step of REGROW_STEP of the scale of its point, and no longer pauses
 #: at a loose tolerance. It regrows at most REGROW_MAX times, again only if the last
@@ -73,7 +75,7 @@ ACTIVE = True
 #: when it regrew (REGROW None: off)
 REGROW = 4
 REGROW_MAX = 3
-REGROW_XTOL = 1e-9
+REGROW_XTOL = 3e-12
 REGROW_STEP = 1e-7
 REGROW_TRIAL = 4
 REGROW_SHARE = 0.7
@@ -221,14 +223,20 @@ class LocalRun:
         if REGROW_SHARE is not None and self.regrow_left <= 0:
             return True
         return REGROW_TRIAL is not None and len(self.bests) >= REGROW_TRIAL * self.window \
-            and not self.best_f < self.regrown_from
+            and not self._regrowth_gained()
+
+    def _regrowth_gained(self):
+        """Whether the best fell since the last regrowth, by more than ``tolfun``'s
+        tolerance (a search on a rough local minimum still finds lower values in the
+        last digits)."""
+        return self.best_f < self.regrown_from - LOCAL_FTOL * (1.0 + abs(self.regrown_from))
 
     def _can_regrow(self, spread):
         """Whether a stopped run sits on a kink and may regrow (see :data:`REGROW`)."""
         if REGROW is None or self.regrows >= REGROW_MAX or \
                 spread > REGROW_XTOL * (1 + float(np.max(np.abs(self.m)))):
             return False
-        if self.regrows and not self.best_f < self.regrown_from:
+        if self.regrows and not self._regrowth_gained():
             return False  # the last regrowth found nothing lower: a kinked local minimum
         if self.lb is None:
             return True
