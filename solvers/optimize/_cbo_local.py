@@ -65,14 +65,14 @@ ACTIVE = True
 #: tolerance): a small population converges prematurely on a sharp ridge (BBOB f13, whose
 #: level sets grow ever thinner along the ridge as the value falls; stops at 1e-13 to
 #: 2e-12), while rough local minima (Weierstrass's, BBOB's oscillating Rastrigin) stop at
-#: 5e-12 to 2e-9 and a larger population gains nothing there. Such a run *regrows*: it goes on from its best point with
-#: REGROW times the population (IPOP-CMA-ES's remedy, without leaving the basin), its
-#: learned shape and a step of REGROW_STEP of the scale of its point, and no longer pauses
-#: at a loose tolerance. It regrows at most REGROW_MAX times, again only if the last
-#: regrowth found a lower value; a regrown run ends when its best has not fallen within
-#: REGROW_TRIAL of its ``tolfun`` windows (a local minimum where the function has a kink,
-#: as Weierstrass's) or once it has spent REGROW_SHARE of the evaluations that were left
-#: when it regrew (REGROW None: off)
+#: 5e-12 to 2e-9 and a larger population gains nothing there. Such a run *regrows*: it
+#: goes on from its best point with REGROW times the population (IPOP-CMA-ES's remedy,
+#: without leaving the basin), its learned shape and a step of REGROW_STEP of the scale of
+#: its point, and no longer pauses at a loose tolerance. It regrows at most REGROW_MAX
+#: times, again only if the last regrowth found a lower value; a regrown run ends when its
+#: best has not fallen within REGROW_TRIAL of its ``tolfun`` windows (a rough local
+#: minimum) or once it has spent REGROW_SHARE of the evaluations that were left when it
+#: regrew (REGROW None: off)
 REGROW = 4
 REGROW_MAX = 3
 REGROW_XTOL = 3e-12
