@@ -59,6 +59,26 @@ LOCAL_ESS = 0.3
 #: mean)
 LOCAL_FTOL = 1e-12
 ACTIVE = True
+#: a run that stops (by any rule above) with its spread below REGROW_XTOL of the scale of
+#: the mean (at or near the ``tolx`` floor), inside the box, has stopped on a kink, not in
+#: a smooth minimum (where ``tolfun`` fires at a spread near the square root of its
+#: tolerance): a small population converges prematurely on a sharp ridge (BBOB f13, whose
+#: level sets grow ever thinner along the ridge as the value falls; stops at 1e-13 to
+#: 2e-12), while rough local minima (Weierstrass's, BBOB's oscillating Rastrigin) stop at
+#: 5e-12 to 2e-9 and a larger population gains nothing there. Such a run *regrows*: it
+#: goes on from its best point with REGROW times the population (IPOP-CMA-ES's remedy,
+#: without leaving the basin), its learned shape and a step of REGROW_STEP of the scale of
+#: its point, and no longer pauses at a loose tolerance. It regrows at most REGROW_MAX
+#: times, again only if the last regrowth found a lower value; a regrown run ends when its
+#: best has not fallen within REGROW_TRIAL of its ``tolfun`` windows (a rough local
+#: minimum) or once it has spent REGROW_SHARE of the evaluations that were left when it
+#: regrew (REGROW None: off)
+REGROW = 4
+REGROW_MAX = 3
+REGROW_XTOL = 3e-12
+REGROW_STEP = 1e-7
+REGROW_TRIAL = 4
+REGROW_SHARE = 0.7
 
 
 def swarm_covariance(P, W, C):
@@ -139,22 +159,29 @@ class LocalRun:
         d = x.shape[0]
         self.fb, self.weights, self.normal, self.reflect = fb, weights, normal, reflect
         self.lb, self.ub = lb, ub
-        self.lam = lam = 4 + int(3 * math.log(d)) if lam is None else int(lam)
-        self.par = _parameters(d, lam)
-        mu_eff, _, _, _, c_1, c_mu, _ = self.par
+        self._population(d, 4 + int(3 * math.log(d)) if lam is None else int(lam))
         self.C, spread = _start_covariance(cov, d)
         self.s = step if spread is None or not cap_step else min(spread, step)
         self.m = np.array(x, dtype=np.float64)
         self.best_x, self.best_f = np.array(x, dtype=np.float64), fx
         self.p_s, self.p_c = np.zeros(d), np.zeros(d)
-        self.neg_by_rank = _negative_weights(d, lam, mu_eff, c_1, c_mu) if ACTIVE else \
-            np.zeros(lam)
         # the step never grows beyond the box (a linear slope would grow it without end)
         self.s_cap = math.inf if lb is None else float(np.max(np.asarray(ub) - np.asarray(lb)))
+        self.g = 0
+        self.done = False
+        self.regrows, self.regrow_left = 0, math.inf
+
+    def _population(self, d, lam):
+        """``lam`` points per generation in ``d`` dimensions: their learning rates,
+        weights and windows (the record of recent values restarts)."""
+        self.lam = lam
+        self.par = _parameters(d, lam)
+        mu_eff, _, _, _, c_1, c_mu, _ = self.par
+        self.neg_by_rank = _negative_weights(d, lam, mu_eff, c_1, c_mu) if ACTIVE else \
+            np.zeros(lam)
         self.window = 10 + math.ceil(30 * d / lam)
         self.span = int(100 + 100 * d ** 1.5 / lam)
-        self.bests, self.medians, self.g = [], [], 0
-        self.done = False
+        self.bests, self.medians = [], []
 
     def advance(self, budget, stop=None, ftol=LOCAL_FTOL, min_spread=0.0):
         """Generations until a stopping rule fires, ``stop`` (see :func:`local_run`) says
@@ -171,22 +198,74 @@ class LocalRun:
             k = min(self.lam, budget - nfev)
             F, spread = self._generation(k)
             nfev += k
+            self.regrow_left -= k
             if F is None:
                 break
             if self._flat(F, LOCAL_FTOL) or self._stagnant() or \
                     spread <= 1e-13 * (1 + float(np.max(np.abs(self.m)))):
+                if self._can_regrow(spread):
+                    self._regrow(budget - nfev)
+                    continue
+                self.done = True
+                break
+            if self._fruitless():
                 self.done = True
                 break
             if self._pause(F, spread, stop, ftol, min_spread):
                 break
         return self.best_x, self.best_f, nfev
 
+    def _fruitless(self):
+        """Whether a regrown run ends (see :data:`REGROW`): its best has not fallen
+        within REGROW_TRIAL windows, or it has spent its share of the evaluations."""
+        if not self.regrows:
+            return False
+        if REGROW_SHARE is not None and self.regrow_left <= 0:
+            return True
+        return REGROW_TRIAL is not None and len(self.bests) >= REGROW_TRIAL * self.window \
+            and not self._regrowth_gained()
+
+    def _regrowth_gained(self):
+        """Whether the best fell since the last regrowth, by more than ``tolfun``'s
+        tolerance (a search on a rough local minimum still finds lower values in the
+        last digits)."""
+        return self.best_f < self.regrown_from - LOCAL_FTOL * (1.0 + abs(self.regrown_from))
+
+    def _can_regrow(self, spread):
+        """Whether a stopped run sits on a kink and may regrow (see :data:`REGROW`)."""
+        if REGROW is None or self.regrows >= REGROW_MAX or \
+                spread > REGROW_XTOL * (1 + float(np.max(np.abs(self.m)))):
+            return False
+        if self.regrows and not self._regrowth_gained():
+            return False  # the last regrowth found nothing lower: a kinked local minimum
+        if self.lb is None:
+            return True
+        # a run stopped on a face of the box has met the box, not a kink
+        x, lb, ub = self.best_x, np.asarray(self.lb), np.asarray(self.ub)
+        tol = 1e-9 * (ub - lb)
+        return not bool(np.any((x - lb <= tol) | (ub - x <= tol)))
+
+    def _regrow(self, left):
+        """Go on from the best point with REGROW times the population (see
+        :data:`REGROW`): the learning rates and windows of that population, new paths,
+        the learned shape (scaled to mean variance 1)."""
+        d = self.m.shape[0]
+        self.regrows += 1
+        self.regrown_from = self.best_f
+        self.regrow_left = math.inf if REGROW_SHARE is None else REGROW_SHARE * left
+        self._population(d, self.lam * REGROW)
+        self.C, _ = _start_covariance(self.C, d)
+        self.m = self.best_x.copy()
+        self.s = REGROW_STEP * (1.0 + float(np.max(np.abs(self.m))))
+        self.p_s, self.p_c = np.zeros(d), np.zeros(d)
+
     def _pause(self, F, spread, stop, ftol, min_spread):
         """Whether the call ends with the run resumable: the loose ``tolfun`` or
         ``stop`` (see :meth:`advance`)."""
-        if ftol > LOCAL_FTOL and spread >= min_spread and self._flat(F, ftol):
+        if ftol > LOCAL_FTOL and spread >= min_spread and not self.regrows and \
+                self._flat(F, ftol):
             return True
-        return stop is not None and self.g >= self.window and \
+        return stop is not None and len(self.bests) >= self.window and \
             stop(self.best_x, self.best_f, self.m, spread,
                  self.bests[-self.window] - self.best_f)
 
@@ -233,7 +312,7 @@ class LocalRun:
             + c_mu * rank_mu
         self.C, self.p_s, self.p_c = 0.5 * (C + C.T), p_s, p_c
         s *= math.exp(min(1.0, c_s / d_s * (norm_ps / chi - 1)))
-        self.s = min(s, self.s_cap / math.sqrt(float(np.max(vals))))
+        self.s = min(s, self.s_cap / math.sqrt(max(float(np.max(vals)), 1e-300)))
         self.bests.append(float(F[i]))
         self.medians.append(float(np.median(F)))
         return F, self.s * math.sqrt(float(np.max(vals)))
