@@ -97,7 +97,9 @@ def grad_step(G, H, p, S, inv_t, l1, l2, lp, lr, b1, b2, bc1, bc2, adam_eps, ada
 # where np.linalg would: Numba compiles np.linalg.solve / inv in about 2 s on a first
 # call, these loops in a tenth of that (measured). They are inlined into their callers at
 # Numba's IR level: compiled apart, each caller would optimise their code again when
-# linking them in (0.27 CPU s more on the demo's first DAG fit).
+# linking them in (0.27 CPU s more on the demo's first DAG fit). Arrays here come from
+# np.empty: np.zeros and np.ones are compiled anew the first time a process meets them (a
+# tenth of a second each).
 
 @jit(inline='always')
 def _cholesky(A):
@@ -105,7 +107,7 @@ def _cholesky(A):
     collinear to round-off) is floored at 1e-12 of its diagonal entry (an uninformative
     parent, which the pruning then drops)."""
     s = A.shape[0]
-    L = np.zeros((s, s))
+    L = np.empty((s, s))        # the upper triangle is never read
     for j in range(s):
         d = A[j, j]
         for k in range(j):
@@ -138,8 +140,10 @@ def _solve_inv(A):
     """``A^{-1}`` of a symmetric positive definite ``A``: ``L^{-T} L^{-1}``."""
     s = A.shape[0]
     L = _cholesky(A)
-    Li = np.zeros((s, s))           # L^{-1}, lower triangular, column by column
-    e = np.zeros(s)
+    Li = np.empty((s, s))           # L^{-1}, lower triangular, column by column
+    e = np.empty(s)
+    for j in range(s):
+        e[j] = 0.0
     for j in range(s):
         e[j] = 1.0
         z = _forward_solve(L, e)
@@ -166,15 +170,16 @@ def _forward(C, y, cand, n, pen, max_parents, floor, sel):
     s = 0
     if k == 0 or max_parents <= 0:
         return 0
-    active = np.ones(k, dtype=np.bool_)
+    active = np.empty(k, dtype=np.bool_)
     rxy = np.empty(k)
     rxx = np.empty(k)
     rxx0 = np.empty(k)
     for a in range(k):
+        active[a] = True
         rxy[a] = C[cand[a], y]
         rxx[a] = C[cand[a], cand[a]]
         rxx0[a] = rxx[a]
-    Z = np.zeros((min(max_parents, k), k))
+    Z = np.empty((min(max_parents, k), k))   # row q is written before it is read
     while s < max_parents:
         best = -1
         bestg = -1.0
@@ -219,14 +224,14 @@ def _local_fit(C, y, cand, n, pen, w_thr, max_parents, out_parents, out_coefs):
     sel = np.empty(max(max_parents, 1), dtype=np.int64)
     s = _forward(C, y, cand, n, pen, max_parents, floor, sel)
     rss = cyy
-    coefs = np.zeros(0)
+    coefs = np.empty(0)
     while s > 0:
         A = np.empty((s, s))
         for q in range(s):
             for r in range(s):
                 A[q, r] = C[sel[q], sel[r]]
         L = _solve_inv(A)
-        coefs = np.zeros(s)
+        coefs = np.empty(s)
         fit = 0.0
         for q in range(s):
             acc = 0.0
@@ -248,7 +253,7 @@ def _local_fit(C, y, cand, n, pen, w_thr, max_parents, out_parents, out_coefs):
         for q in range(worst, s - 1):
             sel[q] = sel[q + 1]
         s -= 1
-        coefs = np.zeros(0)
+        coefs = np.empty(0)
     if s == 0:
         rss = max(cyy, floor)
     for q in range(s):

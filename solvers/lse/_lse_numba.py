@@ -389,9 +389,11 @@ def _cols_tasks(a, b, mx, m, s, block, rows, t0, t1, mode, return_sign, out, sgn
         p = task // nblocks
         q0 = (task - p * nblocks) * block
         q1 = min(q0 + block, post)
-        bmx = np.full(q1 - q0, -math.inf)
-        bm = np.zeros(q1 - q0)
-        bs = np.zeros(q1 - q0)
+        # np.empty and loops: np.full and np.zeros are compiled anew the first time a
+        # process meets them
+        bmx, bm, bs = np.empty(q1 - q0), np.empty(q1 - q0), np.empty(q1 - q0)
+        for j in range(q1 - q0):
+            bmx[j], bm[j], bs[j] = -math.inf, 0.0, 0.0
         chunk_mx = np.empty(q1 - q0)
         sh = np.empty(q1 - q0)
         for r0 in range(0, n, rows):
