@@ -301,21 +301,34 @@ def _softmax_lane(a, mx, m, s, p, q, log):
 
 
 @jit
-def _finish_lanes(a, b, mx, m, s, p0, p1, q0, q1, mode, return_sign, out, sgn):
-    """Finish lanes (p0:p1, q0:q1) as ``mode`` says (one call for many lanes: a call per
+def _finish_lse_lanes(a, b, mx, m, s, p0, p1, q0, q1, return_sign, out, sgn):
+    """Finish lanes (p0:p1, q0:q1) into (out, sgn) (one call for many lanes: a call per
     lane, with a dozen array arguments, would cost more than the finishing itself)."""
-    if mode == STATS:
-        return
     for p in range(p0, p1):
         for q in range(q0, q1):
-            if mode == LSE:
-                o, g = _finish_lane(mx[p, q], m[p, q], s[p, q], return_sign)
-                if not math.isfinite(o):
-                    o, g = _naive_lane(a, b, p, q, return_sign)
-                out[p, q] = o
-                sgn[p, q] = g
-            else:
-                _softmax_lane(a, mx, m, s, p, q, mode == LOG_SOFTMAX)
+            o, g = _finish_lane(mx[p, q], m[p, q], s[p, q], return_sign)
+            if not math.isfinite(o):
+                o, g = _naive_lane(a, b, p, q, return_sign)
+            out[p, q] = o
+            sgn[p, q] = g
+
+
+@jit
+def _finish_softmax_lanes(a, mx, m, s, p0, p1, q0, q1, log):
+    """Leave the (shift, denominator) of softmax / log_softmax of lanes (p0:p1, q0:q1) in
+    (mx, s)."""
+    for p in range(p0, p1):
+        for q in range(q0, q1):
+            _softmax_lane(a, mx, m, s, p, q, log)
+
+
+def _finish_lanes(a, b, mx, m, s, p0, p1, q0, q1, mode, return_sign, out, sgn):
+    """Finish lanes (p0:p1, q0:q1) as ``mode`` says. Two kernels, one per kind of
+    finishing, so that a first call compiles only the one it needs."""
+    if mode == LSE:
+        _finish_lse_lanes(a, b, mx, m, s, p0, p1, q0, q1, return_sign, out, sgn)
+    elif mode != STATS:
+        _finish_softmax_lanes(a, mx, m, s, p0, p1, q0, q1, mode == LOG_SOFTMAX)
 
 
 # --- lane passes: statistics, then finishing, per task -------------------------------------
@@ -375,9 +388,9 @@ def _rows_pass_serial(a, b, mx, m, s, chunk):
 
 
 @jit
-def _cols_tasks(a, b, mx, m, s, block, rows, t0, t1, mode, return_sign, out, sgn):
-    """Tasks t0:t1 of a (pre, n, post) array, finished as ``mode`` says: task t is the
-    columns [q0, q0 + block) of slab p, numbering the (slab, column block) pairs.
+def _cols_tasks(a, b, mx, m, s, block, rows, t0, t1):
+    """Statistics of tasks t0:t1 of a (pre, n, post) array: task t is the columns
+    [q0, q0 + block) of slab p, numbering the (slab, column block) pairs.
 
     Rows are taken in chunks of ``rows``: a chunk's column maxima, one rescale per
     column, then the exp pass over the chunk while it is in cache. Loops run over
@@ -414,24 +427,34 @@ def _cols_tasks(a, b, mx, m, s, block, rows, t0, t1, mode, return_sign, out, sgn
             mx[p, q0 + j] = bmx[j]
             m[p, q0 + j] = bm[j]
             s[p, q0 + j] = bs[j]
-        _finish_lanes(a, b, mx, m, s, p, p + 1, q0, q1, mode, return_sign, out, sgn)
 
 
 @jit_parallel
 def _cols_pass(a, b, mx, m, s, block, rows, mode, return_sign, out, sgn):
     """Every lane of a (pre, n, post) array, reducing the middle axis, in parallel over
-    (slab, column block) tasks. A column's result depends on ``rows`` only, never on
-    ``block``, so ``block`` may follow the thread count."""
-    ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
-    for task in prange(ntasks):
+    (slab, column block) tasks, each finishing its own lanes. A column's result depends
+    on ``rows`` only, never on ``block``, so ``block`` may follow the thread count."""
+    post = a.shape[2]
+    nblocks = (post + block - 1) // block
+    for task in prange(a.shape[0] * nblocks):
         t = np.int64(task)
-        _cols_tasks(a, b, mx, m, s, block, rows, t, t + 1, mode, return_sign, out, sgn)
+        _cols_tasks(a, b, mx, m, s, block, rows, t, t + 1)
+        p = t // nblocks
+        q0 = (t - p * nblocks) * block
+        q1 = min(q0 + block, post)
+        if mode == LSE:
+            _finish_lse_lanes(a, b, mx, m, s, p, p + 1, q0, q1, return_sign, out, sgn)
+        elif mode != STATS:
+            _finish_softmax_lanes(a, mx, m, s, p, p + 1, q0, q1, mode == LOG_SOFTMAX)
 
 
 def _cols_pass_serial(a, b, mx, m, s, block, rows, mode, return_sign, out, sgn):
-    """Serial twin of :func:`_cols_pass` for small inputs."""
+    """Serial twin of :func:`_cols_pass` for small inputs: the statistics of every task,
+    then every lane finished (two calls from here: a task function that called the
+    finisher would compile the finisher's code again)."""
     ntasks = a.shape[0] * ((a.shape[2] + block - 1) // block)
-    _cols_tasks(a, b, mx, m, s, block, rows, 0, ntasks, mode, return_sign, out, sgn)
+    _cols_tasks(a, b, mx, m, s, block, rows, 0, ntasks)
+    _finish_lanes(a, b, mx, m, s, 0, a.shape[0], 0, a.shape[2], mode, return_sign, out, sgn)
 
 
 @jit
