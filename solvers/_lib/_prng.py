@@ -8,9 +8,10 @@ and a ``prange`` loop or a GPU grid gives the same numbers whatever the number o
 ``base`` comes from the user's ``rng`` (one ``integers`` draw), so results are reproducible
 from ``rng``.
 
-The Numba functions (:func:`stream_start`, :func:`next_u64`, :func:`next_uniform`) and the
-CUDA device functions in :data:`CUDA_SOURCE` produce the same bits; the plain-Python
-:func:`reference_uniforms` is the slow obvious version both are tested against.
+The Numba functions (:func:`stream_start`, :func:`next_u64`, :func:`next_uniform`,
+:func:`uniform_at`) and the CUDA device functions in :data:`CUDA_SOURCE` produce the same
+bits; the plain-Python :func:`reference_uniforms` is the slow obvious version both are
+tested against.
 
 Importing this module imports numba: kernel modules import it, algorithm modules do not.
 """
@@ -18,7 +19,7 @@ import numpy as np
 
 from .numba_config import jit
 
-__all__ = ["GOLDEN", "stream_start", "next_u64", "next_uniform", "CUDA_SOURCE",
+__all__ = ["GOLDEN", "stream_start", "next_u64", "next_uniform", "uniform_at", "CUDA_SOURCE",
            "reference_uniforms", "seed_from_rng"]
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -49,11 +50,25 @@ def next_u64(state):
     return state, _mix(state)
 
 
+@jit(inline='always')
+def _to_uniform(z):
+    """The top 53 bits of ``z`` as a uniform on the open (0, 1)."""
+    return (np.float64(z >> _S11) + 0.5) * _TWO53_INV
+
+
 @jit
 def next_uniform(state):
     """Advance ``state``; return ``(new_state, u)`` with ``u`` uniform on the open (0, 1)."""
     state, z = next_u64(state)
-    return state, (np.float64(z >> _S11) + 0.5) * _TWO53_INV
+    return state, _to_uniform(z)
+
+
+@jit
+def uniform_at(start, counter):
+    """Output number ``counter`` (0-based) of the stream that starts at ``start``: the
+    uniform :func:`next_uniform` returns after ``counter + 1`` steps, computed directly
+    (counter-based access, and one compiled function less than stepping)."""
+    return _to_uniform(_mix(start + (np.uint64(counter) + np.uint64(1)) * GOLDEN))
 
 
 #: the same generator as CUDA device functions (paste into a RawKernel / RawModule source)

@@ -24,7 +24,7 @@ polynomial (relative error below 1e-10, see :func:`exp_neg`) that vectorizes.
 import numpy as np
 import scipy.sparse as sps
 
-from .._lib._prng import _S11, _TWO53_INV, GOLDEN, _mix
+from .._lib._prng import uniform_at
 from .._lib.numba_config import jit, jit_parallel, prange
 from ._anneal_generic import stream_starts
 from ._anneal_groups import ABANDONED, GROUP, RUNNING
@@ -49,15 +49,6 @@ def exp_neg(y):
     for _ in range(8):
         p = p * p
     return p
-
-
-@jit
-def uniform_at(start, counter):
-    """Output number ``counter`` (0-based) of the stream that starts at ``start``: the
-    uniform :func:`~solvers._lib._prng.next_uniform` returns after ``counter + 1`` steps,
-    written out so that a first call compiles one function less."""
-    z = _mix(start + (np.uint64(counter) + np.uint64(1)) * GOLDEN)
-    return (np.float64(z >> _S11) + 0.5) * _TWO53_INV
 
 
 @jit
