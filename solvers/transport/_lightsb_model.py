@@ -115,18 +115,22 @@ def diag_stats_xp(x, y, la, r, s, eps, *, xp, lse_backend="auto", chunk=None):
     return lc, lv, sx, sy
 
 
+def _chunked_row_lse(pts, logits_of, chunk, xp, lse_backend, dtype):
+    """Row log-sum-exps of ``logits_of(block)`` over ``pts``, ``chunk`` rows at a time."""
+    rows = [logsumexp(logits_of(pts[a:min(a + chunk, pts.shape[0]), :]), axis=1,
+                      backend=lse_backend)
+            for a in range(0, pts.shape[0], chunk)]
+    return xp.concat(rows, axis=0) if rows else xp.zeros((0,), dtype=dtype)
+
+
 def diag_lse_xp(x, y, la, r, s, eps, *, xp, lse_backend="auto", chunk=None):
     """The row log-sum-exps of the diagonal-S loss, without the moments: ``log c(x_i)``
     (n,) and ``log v(y_j)`` (m,); what the held-out score needs."""
     p = Params(la, r, xp.log(s), "diag")
     chunk = max(x.shape[0], y.shape[0], 1) if chunk is None else chunk
-    out = []
-    for pts, logits in ((x, logits_c), (y, logits_v)):
-        rows = [logsumexp(logits(pts[a:min(a + chunk, pts.shape[0]), :], p, xp, eps),
-                          axis=1, backend=lse_backend)
-                for a in range(0, pts.shape[0], chunk)]
-        out.append(xp.concat(rows, axis=0) if rows else xp.zeros((0,), dtype=r.dtype))
-    return out[0], out[1]
+    return tuple(_chunked_row_lse(pts, lambda b, f=logits: f(b, p, xp, eps), chunk, xp,
+                                  lse_backend, r.dtype)
+                 for pts, logits in ((x, logits_c), (y, logits_v)))
 
 
 def log_weights_diag_xp(x, la, r, s, eps, *, xp, lse_backend="auto"):
@@ -250,16 +254,12 @@ def _full_row_lse(x, y, p, eps, xp, lse_backend, chunk):
     """Full S: the row log-sum-exps ``log c(x_i)``, ``log v(y_j)`` (no moments)."""
     D = p.r.shape[1]
     _, logits_x, logits_y = _full_logits(p, eps, xp)
-    sides = ((x, logits_x), (y, logits_y))
-    out = []
-    for pts, logit_fn in sides:
-        rows = []
-        for a in range(0, pts.shape[0], chunk):
-            b = pts[a:min(a + chunk, pts.shape[0]), :]
-            bb = xp.reshape(b[:, :, None] * b[:, None, :], (b.shape[0], D * D))
-            rows.append(logsumexp(logit_fn(b, bb), axis=1, backend=lse_backend))
-        out.append(xp.concat(rows, axis=0) if rows else xp.zeros((0,), dtype=p.r.dtype))
-    return out[0], out[1]
+
+    def with_outer(f):      # the logit functions take the block and vec(b b^T)
+        return lambda b: f(b, xp.reshape(b[:, :, None] * b[:, None, :], (b.shape[0], D * D)))
+
+    return tuple(_chunked_row_lse(pts, with_outer(f), chunk, xp, lse_backend, p.r.dtype)
+                 for pts, f in ((x, logits_x), (y, logits_y)))
 
 
 def row_lse(x, y, p, eps, xp, kernels, chunk=None):
