@@ -169,7 +169,7 @@ class LocalRun:
         self.s_cap = math.inf if lb is None else float(np.max(np.asarray(ub) - np.asarray(lb)))
         self.g = 0
         self.done = False
-        self.regrows, self.regrow_left = 0, math.inf
+        self.regrows, self.regrow_left, self.regrown_from = 0, math.inf, math.inf
 
     def _population(self, d, lam):
         """``lam`` points per generation in ``d`` dimensions: their learning rates,
@@ -202,7 +202,7 @@ class LocalRun:
             if F is None:
                 break
             if self._flat(F, LOCAL_FTOL) or self._stagnant() or \
-                    spread <= 1e-13 * (1 + float(np.max(np.abs(self.m)))):
+                    spread <= 1e-13 * self._scale():
                 if self._can_regrow(spread):
                     self._regrow(budget - nfev)
                     continue
@@ -214,6 +214,10 @@ class LocalRun:
             if self._pause(F, spread, stop, ftol, min_spread):
                 break
         return self.best_x, self.best_f, nfev
+
+    def _scale(self):
+        """The scale of the mean that the spread and the regrowth step are measured in."""
+        return 1.0 + float(np.max(np.abs(self.m)))
 
     def _fruitless(self):
         """Whether a regrown run ends (see :data:`REGROW`): its best has not fallen
@@ -234,7 +238,7 @@ class LocalRun:
     def _can_regrow(self, spread):
         """Whether a stopped run sits on a kink and may regrow (see :data:`REGROW`)."""
         if REGROW is None or self.regrows >= REGROW_MAX or \
-                spread > REGROW_XTOL * (1 + float(np.max(np.abs(self.m)))):
+                spread > REGROW_XTOL * self._scale():
             return False
         if self.regrows and not self._regrowth_gained():
             return False  # the last regrowth found nothing lower: a kinked local minimum
@@ -256,7 +260,7 @@ class LocalRun:
         self._population(d, self.lam * REGROW)
         self.C, _ = _start_covariance(self.C, d)
         self.m = self.best_x.copy()
-        self.s = REGROW_STEP * (1.0 + float(np.max(np.abs(self.m))))
+        self.s = REGROW_STEP * self._scale()
         self.p_s, self.p_c = np.zeros(d), np.zeros(d)
 
     def _pause(self, F, spread, stop, ftol, min_spread):
