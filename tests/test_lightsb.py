@@ -1,4 +1,5 @@
 """LightSB: closed-form gradients, Gaussian closed-form recovery, sampling, drift, bridges."""
+import itertools
 import math
 
 import numpy as np
@@ -532,10 +533,51 @@ def test_search_drops_a_start_as_soon_as_it_cannot_overtake_the_best():
     assert kmeans["score"] == curve[-1]
 
 
+def test_kept_fit_goes_on_as_a_fit_with_twice_the_patience(monkeypatch):
+    """The kept fit resumes from its L-BFGS state: with the length cap lifted, a race
+    with ``patience=p`` returns exactly the fit of ``patience=2p`` without resuming."""
+    import solvers.transport._lightsb_search as search
+
+    from solvers.transport.benchmark import make_pair
+
+    pair = make_pair(4, 0.1, rng=3)
+    rng = np.random.default_rng(3)
+    x0, x1 = pair.sample_x0(3000, rng), pair.sample_x1(3000, rng)
+    fit = lambda p: schrodinger_bridge(x0, x1, 0.1, n_components=6, init="kmeans++",
+                                       patience=p, rng=1)
+    monkeypatch.setattr(search, "KEPT_SHARE", 1e9)
+    resumed = fit(4)
+    monkeypatch.setattr(search, "KEPT_PATIENCE", 1)
+    plain, short = fit(8), fit(4)
+    assert resumed.nit == plain.nit > short.nit
+    np.testing.assert_array_equal(resumed.S, plain.S)
+    np.testing.assert_array_equal(resumed.loss, plain.loss)
+    assert resumed.candidates[0]["score"] <= short.candidates[0]["score"]
+
+
+def test_kept_fit_goes_on_for_a_share_of_the_race_at_most():
+    """After the race the kept (split) fit goes on, for at most KEPT_SHARE of the race's
+    cost (iterations times K) and at least one iteration; its score is the lowest held-out
+    loss of that fit."""
+    from solvers.transport._lightsb_search import KEPT_SHARE
+
+    sb = _dropping_fit()
+    split, kmeans = sb.candidates
+    h = split["history"]
+    after = h["time"] > kmeans["history"]["time"][-1]
+    race_cost = sum(int(c["history"]["n_components"].sum()) for c in sb.candidates) - \
+        int(h["n_components"][after].sum())
+    assert 1 <= after.sum() <= KEPT_SHARE * race_cost / sb.n_components
+    assert np.all(h["n_components"][after] == sb.n_components)
+    kept_rows = h["n_components"] == sb.n_components
+    assert split["score"] == h["val_loss"][kept_rows].min() <= \
+        h["val_loss"][kept_rows & ~after].min()
+
+
 def test_result_keeps_every_candidate_history_with_times():
     sb = _dropping_fit()
     assert sb.nit == sum(c["nit"] for c in sb.candidates)
-    times = []
+    starts = []
     for c in sb.candidates:
         h = c["history"]
         assert set(h) == {"n_components", "loss", "val_loss", "time"}
@@ -543,8 +585,9 @@ def test_result_keeps_every_candidate_history_with_times():
         assert np.all(np.isfinite(h["val_loss"])) and np.all(h["time"] >= 0)
         sizes = [k for k, _ in c["stages"]]
         assert list(dict.fromkeys(h["n_components"].tolist())) == sizes
-        times += h["time"].tolist()
-    assert times == sorted(times) and times[-1] <= sb.fit_seconds
+        assert np.all(np.diff(h["time"]) >= 0) and h["time"][-1] <= sb.fit_seconds
+        starts.append(h["time"][0])
+    assert starts == sorted(starts)     # the candidates ran in turn
     kept = next(c for c in sb.candidates if c["kept"])
     np.testing.assert_array_equal(sb.loss, kept["history"]["loss"])
 
@@ -568,8 +611,12 @@ def test_callback_reports_the_candidate_its_size_held_out_loss_and_a_bridge():
     np.testing.assert_array_equal(sb.S, quiet.S)      # monitoring does not change the fit
     assert [s[-1] for s in seen] == list(range(1, sb.nit + 1))
     assert all(n == K for _, n, K, *_ in seen)
-    assert [s[0] for s in seen] == ["split"] * sb.candidates[0]["nit"] + \
-        ["kmeans++"] * sb.candidates[1]["nit"]
+    # the candidates in turn, then (when it can go on) the kept one's fit
+    labels = [s[0] for s in seen]
+    runs = [lab for lab, _ in itertools.groupby(labels)]
+    assert runs in (["split", "kmeans++"], ["split", "kmeans++", "split"])
+    assert [labels.count(c["label"]) for c in sb.candidates] == \
+        [c["nit"] for c in sb.candidates]
     for c in sb.candidates:
         vals = [v for lab, _, _, v, _, _ in seen if lab == c["label"]]
         np.testing.assert_array_equal(vals, c["history"]["val_loss"])

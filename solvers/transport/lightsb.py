@@ -125,7 +125,8 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     validation_fraction : float
         L-BFGS only: fraction of each sample set held out for early stopping (0 disables).
     patience : int
-        L-BFGS only: iterations without held-out improvement before stopping.
+        L-BFGS only: iterations without held-out improvement before a fit stops; the
+        fit that is returned may go on to twice as many (see Notes).
     init : {"auto", "split", "kmeans++", "random"}, optional
         How the mixture starts.
 
@@ -225,7 +226,13 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     (:math:`2.5 (h_{t/2} - h_t)`, at least 15 iterations in), is still above the best
     score of the other candidates: L-BFGS curves flatten, so that is a generous guess of
     what it has left to gain. A split whose fit cannot beat its parent's score by
-    ``split_tol`` by the same bound (judged from 8 iterations on) ends early.
+    ``split_tol`` by the same bound (judged from 8 iterations on) ends early. Once the
+    race is decided, the kept fit resumes where it stopped (same L-BFGS state) until its
+    held-out loss has not improved for ``2 * patience`` iterations, spending at most 15 %
+    of what the race spent (iterations times components): telling candidates apart
+    needs only the shorter wait, while at small epsilon the held-out loss of the kept fit
+    can pause and then fall again (recipe pairs D = 4 and 16, eps = 0.1: up to 40 % lower
+    cBW2-UVP).
 
     Examples
     --------
@@ -347,8 +354,7 @@ def _finish(search, opts, be, seconds):
     """Pick the candidate with the lowest score, fix the gauge and build the result."""
     xp = be.xp
     cands = search.candidates
-    ran = [c for c in cands if c.best is not None]
-    win = min(ran, key=lambda c: c.best[0] if math.isfinite(c.best[0]) else math.inf)
+    win = search.winner()
     _, params, status, message = win.best
     if search.stopped:
         status, message = STOPPED_BY_CALLBACK
