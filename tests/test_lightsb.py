@@ -557,17 +557,18 @@ def test_kept_fit_goes_on_as_a_fit_with_twice_the_patience(monkeypatch):
 
 def test_kept_fit_goes_on_for_a_share_of_the_race_at_most():
     """After the race the kept (split) fit goes on, for at most KEPT_SHARE of the race's
-    cost (iterations times K) and at least one iteration; its score is the lowest held-out
-    loss of that fit."""
-    from solvers.transport._lightsb_search import KEPT_SHARE
+    cost (iterations weighted by their cost in K) and at least one iteration; its score is
+    the lowest held-out loss of that fit."""
+    from solvers.transport._lightsb_search import KEPT_SHARE, iteration_cost
 
     sb = _dropping_fit()
     split, kmeans = sb.candidates
     h = split["history"]
     after = h["time"] > kmeans["history"]["time"][-1]
-    race_cost = sum(int(c["history"]["n_components"].sum()) for c in sb.candidates) - \
-        int(h["n_components"][after].sum())
-    assert 1 <= after.sum() <= KEPT_SHARE * race_cost / sb.n_components
+    cost = {c["label"]: iteration_cost(c["history"]["n_components"]).sum()
+            for c in sb.candidates}
+    race_cost = sum(cost.values()) - iteration_cost(h["n_components"][after]).sum()
+    assert 1 <= after.sum() <= KEPT_SHARE * race_cost / iteration_cost(sb.n_components)
     assert np.all(h["n_components"][after] == sb.n_components)
     kept_rows = h["n_components"] == sb.n_components
     assert split["score"] == h["val_loss"][kept_rows].min() <= \

@@ -42,16 +42,20 @@ WINDOW, WINDOW_SHARE, FACTOR = 15, 0.5, 2.5
 #: 22 % sooner than after ``patience`` iterations
 SPLIT_WINDOW = 8
 #: the kept fit goes on until its held-out loss has not improved for KEPT_PATIENCE times
-#: ``patience`` iterations, for at most KEPT_SHARE of the race's cost (its iterations
-#: times their K): the race only needs to tell the candidates apart, the returned fit is
-#: worth a later stop. At eps = 0.1 the held-out loss of a fit can pause for ``patience``
-#: iterations and then fall again; on recipe pairs (150 000 samples, D = 4 and 16, seeds
-#: 1-6) the kept fit's cBW2-UVP fell by up to 40 % (0.037 -> 0.022 %) for 3-18 % more
-#: CPU time, and a longer continuation (share 0.35) gained little more on average while
-#: doubling that time; at eps = 1 and 10 it stopped after ``patience`` iterations
-#: without a new best
+#: ``patience`` iterations, for at most KEPT_SHARE of the race's cost (its iterations,
+#: weighted by :func:`iteration_cost`): the race only needs to tell the candidates apart,
+#: the returned fit is worth a later stop. At eps = 0.1 the held-out loss of a fit can
+#: pause for ``patience`` iterations and then fall again. On recipe pairs (150 000
+#: samples; D = 4, 16 and 64; seeds 1-6) going on without a cap lowered the kept fit's
+#: cBW2-UVP by up to 3.5x (0.056 -> 0.016 % at D = 4, eps = 0.1) but for up to 2.2x the
+#: CPU time; with a cap of 5 % most of the gain stayed (D = 16 seed 6: 0.024 -> 0.020 %,
+#: D = 64 eps = 1 seed 3: 0.074 -> 0.032 %, D = 4: 0.056 -> 0.049 %), 15 % gained little
+#: more; at eps = 1 and 10 the fit mostly stopped after ``patience`` iterations without a
+#: new best
 KEPT_PATIENCE = 2
-KEPT_SHARE = 0.15
+KEPT_SHARE = 0.05
+#: the per-iteration cost of a fit that does not grow with K, in components
+FIXED_COST = 16
 
 
 class StageFit:
@@ -337,6 +341,15 @@ class SplitPath(Candidate):
             self._end_stage()
 
 
+def iteration_cost(n_components):
+    """The CPU cost of one iteration of a fit with ``n_components`` components, in units
+    of one component's share: one GEMM column per component on top of a fixed part
+    (building the features, the held-out score) worth about :data:`FIXED_COST`
+    components (one thread, 135 000 rows a side: 16 ms at K = 2 against 64 ms at K = 50
+    for D = 16, 65 against 204 ms for D = 64)."""
+    return n_components + FIXED_COST
+
+
 def cannot_overtake(curve, target, *, window=WINDOW, share=WINDOW_SHARE, factor=FACTOR):
     """True when a fit whose best held-out loss per iteration is ``curve`` is not on
     course to go below ``target``.
@@ -449,9 +462,9 @@ class Search:
         st = c.best_stage
         if st is None:
             return
-        # an iteration costs about K (one pass over the samples per component)
-        race_cost = sum(row[0] for cand in self.candidates for row in cand.history)
-        extra = int(KEPT_SHARE * race_cost / st.n_components)
+        race_cost = sum(iteration_cost(row[0]) for cand in self.candidates
+                        for row in cand.history)
+        extra = int(KEPT_SHARE * race_cost / iteration_cost(st.n_components))
         if not st.resume(KEPT_PATIENCE * self.fitter.opts.patience, extra):
             return
         t0, seen = time.perf_counter(), len(st.rows)

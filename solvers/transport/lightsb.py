@@ -228,11 +228,11 @@ def schrodinger_bridge(x0, x1, epsilon, *, n_components=50, covariance="diag",
     what it has left to gain. A split whose fit cannot beat its parent's score by
     ``split_tol`` by the same bound (judged from 8 iterations on) ends early. Once the
     race is decided, the kept fit resumes where it stopped (same L-BFGS state) until its
-    held-out loss has not improved for ``2 * patience`` iterations, spending at most 15 %
-    of what the race spent (iterations times components): telling candidates apart
-    needs only the shorter wait, while at small epsilon the held-out loss of the kept fit
-    can pause and then fall again (recipe pairs D = 4 and 16, eps = 0.1: up to 40 % lower
-    cBW2-UVP).
+    held-out loss has not improved for ``2 * patience`` iterations, spending at most 5 %
+    of what the race spent: telling candidates apart needs only the shorter wait, while
+    at small epsilon the kept fit's held-out loss can pause and then fall again (recipe
+    pairs with 150 000 samples: cBW2-UVP 0.074 -> 0.032 % at D = 64, eps = 1; 0.024 ->
+    0.020 % at D = 16, eps = 0.1).
 
     Examples
     --------
