@@ -115,14 +115,15 @@ SOLVERS = {
 }
 
 
-def measure(solver, dims, instances, budget, options=None, rep=0):
+def measure(solver, dims, instances, budget, options=None, rep=0, functions=None):
     """{(d, fid, instance): (error, evals to 1e-2, evals to 1e-8)} for one solver
-    (``rep`` > 0: another seed for every run, to see the spread of the counts)."""
+    (``rep`` > 0: another seed for every run, to see the spread of the counts;
+    ``functions``: the BBOB function ids, default all 24)."""
     import ioh
 
     out = {}
     for d in dims:
-        for fid in range(1, 25):
+        for fid in functions or range(1, 25):
             for inst in instances:
                 p = ioh.get_problem(fid, instance=inst, dimension=d,
                                     problem_class=ioh.ProblemClass.BBOB)
@@ -231,6 +232,10 @@ def main(argv=None):
     ap.add_argument("--dims", default="10")
     ap.add_argument("--instances", default="1,2")
     ap.add_argument("--budget", type=int, default=50_000)
+    ap.add_argument("--functions", default=None,
+                    help="BBOB function ids, e.g. 12,13,17,18 (default: all 24)")
+    ap.add_argument("--errors", action="store_true",
+                    help="print the final error of every run")
     ap.add_argument("--solvers", default=",".join(SOLVERS))
     ap.add_argument("--cbo-options", default="{}", help="JSON options for minimize_cbo")
     ap.add_argument("--reps", type=int, default=1,
@@ -243,20 +248,25 @@ def main(argv=None):
     pin_blas_threads(None)
     dims = [int(v) for v in args.dims.split(",")]
     insts = [int(v) for v in args.instances.split(",")]
+    fids = None if args.functions is None else [int(v) for v in args.functions.split(",")]
     if args.unimodal:
         return unimodal_table(dims, insts)
-    print(f"# BBOB f1-f24 (ioh), d = {dims}, instances {insts}, budget {args.budget} "
-          f"evaluations, box [-5, 5]")
+    print(f"# BBOB {args.functions or 'f1-f24'} (ioh), d = {dims}, instances {insts}, "
+          f"budget {args.budget} evaluations, box [-5, 5]")
     print(f"# {'solver':<22} | solved 1e-2, median evals | solved 1e-8, median evals")
     raw = {}
     for name in args.solvers.split(","):
         counts = []
         for rep in range(args.reps):
             start = time.perf_counter()
-            out = measure(name, dims, insts, args.budget, json.loads(args.cbo_options), rep)
+            out = measure(name, dims, insts, args.budget, json.loads(args.cbo_options), rep,
+                          fids)
             label = name if args.reps == 1 else f"{name} (seed set {rep})"
             print(summary(label, out) + f" | {time.perf_counter() - start:.0f} s", flush=True)
             print(f"#   {per_function(out)}", flush=True)
+            if args.errors:
+                for (d, fid, inst), v in sorted(out.items()):
+                    print(f"#   d={d} f{fid} i{inst}: {v[0]:.2e}", flush=True)
             counts.append([sum(v[1 + k] is not None for v in out.values())
                            for k in range(len(TOLS))])
             raw[label] = {f"{k[0]}-{k[1]}-{k[2]}": v for k, v in out.items()}

@@ -46,11 +46,21 @@ COV_SHAPE = "isotropic"
 COV_STEP = 1.0
 #: a probe ends early once it matches the best answer or has missed it (see
 #: :meth:`Refiner._probe_verdict`): PROBE_MISS is the spread / distance ratio, PROBE_GAP
-#: the relative value gap of a miss
+#: the relative value gap of a miss, PROBE_STALL the share of its excess value that the
+#: probe's best still gains per ``tolfun`` window (10 + 30 d / lam generations) below
+#: which it no longer falls. A probe that learns an ill-conditioned valley crawls while
+#: its shape adapts: on BBOB's bent cigar (f12, condition 1e6) in d = 20 its best gains
+#: as little as 3e-4 to 9e-4 of its excess per window after a few hundred generations and
+#: then falls fast again, so with PROBE_STALL 1e-3 every probe there was taken for a miss
+#: and the run went on with a swarm start until its final reserve (1e-8 reached after
+#: about 92 000 evaluations; with 1e-4 the probe matches the first answer after about
+#: 1 000 generations and the run ends after 35 000 to 50 000), while a probe converging
+#: on another local minimum gains a shrinking share per window and stops a few windows
+#: later (Schaffer's F7)
 PROBE_EARLY = True
 PROBE_MISS = 0.01
 PROBE_GAP = 1e-6
-PROBE_STALL = 1e-3
+PROBE_STALL = 1e-4
 #: the last refinement (the final reserve) refines the best point of all starts when the
 #: last start's best is worse (else the last start's best, as every other refinement)
 FINAL_BEST = True
