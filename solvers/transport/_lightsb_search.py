@@ -167,10 +167,7 @@ class AdamStage:
     runs the whole schedule (there is no held-out loss to race on); its score is the
     full-data loss of the final iterate (held-out without one)."""
 
-    stalled = False
-
-    def resume(self, patience, extra):
-        return False
+    stalled = False     # a schedule that ran to its end cannot go on
 
     def __init__(self, fitter, params, clock, draws, monitor):
         self.fitter, self.start, self.clock = fitter, params, clock
@@ -203,6 +200,9 @@ class AdamStage:
         self.curve = [self.best_val]
         return True
 
+    def resume(self, patience, extra):
+        return False
+
 
 class Candidate:
     """One start of the search: its stages, its best fit so far and its history.
@@ -218,7 +218,8 @@ class Candidate:
         self.make_start = make_start    # the first stage's parameters, drawn when it starts
         self.stages, self.history = [], []
         self.best = None            # (score, params, status, message) of the best stage
-        self.best_stage = None      # that stage (the kept fit can go on from it) ...
+        self.best_stage = None      # that stage (the kept fit can go on from it: its
+                                    # L-BFGS state stays, one fit per candidate) ...
         self.best_index = None      # ... and its entry in ``stages``
         self.nit, self.seconds, self.outcome = 0, 0.0, None
         self.stage = None
