@@ -573,6 +573,9 @@ def test_kept_fit_goes_on_for_a_share_of_the_race_at_most():
     kept_rows = h["n_components"] == sb.n_components
     assert split["score"] == h["val_loss"][kept_rows].min() <= \
         h["val_loss"][kept_rows & ~after].min()
+    # the message says how the fit ended, never a maxiter that was not reached
+    assert sb.success and "maximum number of iterations" not in sb.message
+    assert "stopped improving" in sb.message
 
 
 def test_result_keeps_every_candidate_history_with_times():

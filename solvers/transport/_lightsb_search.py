@@ -466,9 +466,11 @@ class Search:
         race_cost = sum(iteration_cost(row[0]) for cand in self.candidates
                         for row in cand.history)
         extra = int(KEPT_SHARE * race_cost / iteration_cost(st.n_components))
+        race_message = st.message
         if not st.resume(KEPT_PATIENCE * self.fitter.opts.patience, extra):
             return
         t0, seen = time.perf_counter(), len(st.rows)
+        first = seen
         self.new_bar(c, st.n_components, st.maxiter - st.opt.nit, " (kept, continued)")
         while not st.done and not self.stopped:
             st.advance()
@@ -478,6 +480,10 @@ class Search:
             c.history += [(st.n_components,) + row for row in new]
             self.stopped = self._record(c, st, new)
         status, message = STOPPED_BY_CALLBACK if self.stopped else (st.status, st.message)
+        if status == BUDGET[0] and st.opt.nit < self.fitter.opts.maxiter:   # the share
+            status = int(Status.CONVERGED)
+            message = (f"{race_message}; the kept fit then went on for {seen - first} "
+                       f"iterations (its share of the search)")
         c.best = (st.best_val, st.best_params, status, message)
         c.stages[c.best_index] = (st.n_components, st.best_val)
         c.seconds += time.perf_counter() - t0
