@@ -191,10 +191,12 @@ def test_refinements_stay_within_maxfev_and_only_with_polish(monkeypatch):
 _PROBE = _cbo_refine.Refiner.probe
 
 
-def _probe_spy(monkeypatch, early):
+def _probe_spy(monkeypatch, early, near=None):
     """Run the defaults on a rotated ellipsoid (d = 5) with the probe's early end on or
-    off; returns (result, [(value, evaluations) of each probe])."""
+    off (``near``: PROBE_NEAR_FTOL, the looser test; None: off); returns (result,
+    [(value, evaluations, point) of each probe's answer])."""
     monkeypatch.setattr(_cbo_refine, "PROBE_EARLY", early)
+    monkeypatch.setattr(_cbo_refine, "PROBE_NEAR_FTOL", near)
     probes = []
 
     def spy(self, *a, **kw):
@@ -226,6 +228,51 @@ def test_a_probe_that_matches_the_best_answer_ends_early(monkeypatch):
     assert value > early.fun  # it did stop before the last digits
     assert early_probes[0][1] < full_probes[0][1]
     assert early.nfev < full.nfev
+
+
+def test_a_probe_that_has_reached_the_best_basin_ends_earlier_still(monkeypatch):
+    # the looser test (point within 1e-2 of the box, value within 1e-3 relative, a smooth
+    # bowl on the segment) ends the same probe, on the same draws, before the strict one:
+    # the probe counts as ending in the best answer's basin (its answer is that answer),
+    # and the answer is still the first start's, refined to full precision
+    strict, strict_probes = _probe_spy(monkeypatch, True, None)
+    near, near_probes = _probe_spy(monkeypatch, True, 1e-3)
+    assert strict.success and near.success and len(near_probes) == 1
+    assert "basin of the best answer" in near.message
+    assert near_probes[0][1] < strict_probes[0][1] and near.nfev < strict.nfev
+    assert near.fun < 1e-10
+
+
+class _SegmentStub:
+    """What :meth:`Refiner._near` reads: the objective on a batch, the box's scale."""
+
+    def __init__(self, f):
+        self._batch = f
+        self.near_tries = 0
+        self.solver = type("S", (), {"problem": type("P", (), {"scale": 10.0})()})()
+
+
+@pytest.mark.parametrize("power,reached", [(2.0, True), (1.0, False), (0.5, False)])
+def test_the_looser_basin_test_asks_for_a_smooth_bowl(power, reached):
+    # f ~ |A (x - c)|^power from the minimum c to a point 5e-3 away: a smooth (rotated,
+    # ill-conditioned) bowl rises as t^2 along the segment and passes; a kink (power 1,
+    # Schaffer's rings) or a cusp rises faster near the minimum and fails
+    rng = np.random.default_rng(0)
+    A = np.linalg.qr(rng.normal(size=(4, 4)))[0] * np.array([1.0, 3.0, 10.0, 30.0])
+    c = np.full(4, 0.2)
+
+    x = c + 5e-3 * rng.uniform(-1, 1, 4)
+    r_x = np.linalg.norm(A @ (x - c))
+
+    def f(X):  # 5e-4 at x, within 1e-3 of the minimum's value 0
+        return 5e-4 * (np.linalg.norm((np.atleast_2d(X) - c) @ A.T, axis=1) / r_x) ** power
+    fx = float(f(x)[0])
+    stub = _SegmentStub(f)
+    assert fx <= 1e-3 and _cbo_refine.Refiner._near(stub, fx, x, 0.0, c) is reached
+    assert stub.near_tries == 1
+    # too far (beyond 1e-2 of the box) or too high: no test, no evaluation
+    assert not _cbo_refine.Refiner._near(stub, fx, c + 0.2, 0.0, c)
+    assert not _cbo_refine.Refiner._near(stub, 0.01, x, 0.0, c) and stub.near_tries == 1
 
 
 def test_the_final_reserve_is_spent_when_a_probe_finds_the_budget_gone(monkeypatch):
