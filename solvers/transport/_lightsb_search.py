@@ -246,17 +246,23 @@ class Candidate:
         if self.stage is None:
             self.stage = self.search.new_stage(self, self.make_start())
         st = self.stage
-        seen = len(st.rows)
-        st.advance()
-        new = st.rows[seen:]
-        self.nit += len(new)
-        self.history += [(st.n_components,) + row for row in new]
+        new = self.advance_stage(st)
         if st.status == STOPPED_BY_CALLBACK[0]:     # an Adam stage's callback said stop
             self.stop("stopped")
         elif st.done:
             self._end_stage()
         self.seconds += time.perf_counter() - t0
         return st, new
+
+    def advance_stage(self, st):
+        """One :meth:`advance` of stage ``st``; its new rows, counted and kept in
+        ``history``."""
+        seen = len(st.rows)
+        st.advance()
+        new = st.rows[seen:]
+        self.nit += len(new)
+        self.history += [(st.n_components,) + row for row in new]
+        return new
 
     def _end_stage(self):
         st = self.stage
@@ -469,20 +475,14 @@ class Search:
         race_message = st.message
         if not st.resume(KEPT_PATIENCE * self.fitter.opts.patience, extra):
             return
-        t0, seen = time.perf_counter(), len(st.rows)
-        first = seen
+        t0, first = time.perf_counter(), len(st.rows)
         self.new_bar(c, st.n_components, st.maxiter - st.opt.nit, " (kept, continued)")
         while not st.done and not self.stopped:
-            st.advance()
-            new = st.rows[seen:]
-            seen += len(new)
-            c.nit += len(new)
-            c.history += [(st.n_components,) + row for row in new]
-            self.stopped = self._record(c, st, new)
+            self.stopped = self._record(c, st, c.advance_stage(st))
         status, message = STOPPED_BY_CALLBACK if self.stopped else (st.status, st.message)
         if status == BUDGET[0] and st.opt.nit < self.fitter.opts.maxiter:   # the share
             status = int(Status.CONVERGED)
-            message = (f"{race_message}; the kept fit then went on for {seen - first} "
+            message = (f"{race_message}; the kept fit then went on for {len(st.rows) - first} "
                        f"iterations (its share of the search)")
         c.best = (st.best_val, st.best_params, status, message)
         c.stages[c.best_index] = (st.n_components, st.best_val)
