@@ -76,7 +76,7 @@ def test_explicit_numba_runs_the_kernels_at_any_size():
     assert res.nfev <= 600
     for kernel in (_cbo_numba._weights_kernel, _cbo_numba._move_kernel,
                    _cbo_numba._reflect_kernel, _cbo_numba._track_kernel,
-                   _cbo_numba._consensus_of):
+                   _cbo_numba._consensus_of, _cbo_numba._consensus_move_kernel):
         assert kernel.signatures, kernel  # compiled (or loaded from the cache) and run
 
 

@@ -2,6 +2,7 @@
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -251,6 +252,20 @@ def test_gibbs_weights_kernel_matches_generic(dtype, ess, use_mask, shape):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_ess_weights_of_huge_gaps_do_not_overflow(dtype):
+    # ties at the best value push the ESS bisection's alpha to its cap (1e300) while other
+    # gaps reach 1e8: alpha * g overflows unless capped; the weights are the kernel's
+    E = np.array([[0.0, 0.0, 0.0, 1e8, 2e8, 3.0e7]], dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        W, alpha = generic.gibbs_weights(E, None, 1.0, 0.3, 1e300, np)
+    Wn, alpha_n = _cbo_numba.gibbs_weights(E, None, 1.0, 0.3, 1e300, np)
+    assert alpha[0] == alpha_n[0] == pytest.approx(1e300)  # three ties: ESS 3 >= 0.3 * 6
+    np.testing.assert_allclose(W, Wn, rtol=1e-12)
+    np.testing.assert_allclose(W[0], [1 / 3] * 3 + [0.0] * 3, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("aniso", [True, False])
 @pytest.mark.parametrize("special", [None] + SPECIAL)
 @pytest.mark.parametrize("shape", [(2, 5, 3), (1, 1, 1), (2, 0, 3)])
@@ -413,6 +428,42 @@ def test_gibbs_consensus_kernel_matches_generic(dtype, shape):
     tol = 1e-5 if dtype == np.float32 else 1e-12
     for u, v in zip(a, b):
         np.testing.assert_allclose(np.asarray(v), np.asarray(u), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("ess, use_mask", [(None, False), (0.5, False), (None, True)])
+@pytest.mark.parametrize("bounded", [True, False])
+@pytest.mark.parametrize("shape", [(2, 7, 3), (1, 1, 3), (2, 0, 3)])
+def test_consensus_move_kernel_is_the_three_kernels_in_one(dtype, ess, use_mask, bounded,
+                                                           shape):
+    # the fused Numba step against its generic twin, and against the three Numba kernels
+    # it replaces called one after another (to a few ulps: compiled together, the
+    # contractions of the fast-math flags may differ in the last bit)
+    rng = np.random.default_rng(9)
+    P = rng.normal(size=shape).astype(dtype)
+    X = (3 * rng.normal(size=shape)).astype(dtype)  # some points leave the box
+    xi = rng.normal(size=shape).astype(dtype)
+    E = _energies(shape[0], shape[1], dtype, rng)
+    mask = rng.uniform(size=shape[:2]) < 0.7 if use_mask else None
+    if mask is not None and shape[1]:
+        mask[:, 0] = True
+    box = (np.array([-1.0, 0.0, -np.inf], dtype=dtype),
+           np.array([1.0, np.inf, 2.0], dtype=dtype)) if bounded else None
+    step = (P, E, mask, 2.0, ess, 1e5, X, xi, 0.1, 0.7, True, box, np)
+    fused = _cbo_numba.consensus_move(*step)
+    W, C, alpha = _cbo_numba.gibbs_consensus(P, E, mask, 2.0, ess, 1e5, np)
+    X_new, spread = _cbo_numba.move(X, C, xi, 0.1, 0.7, True, np)
+    if bounded:
+        X_new = _cbo_numba.reflect(X_new, *box, np)
+    ulps = 8 * np.finfo(dtype).eps
+    for u, v in zip((W, C, alpha, X_new, spread), fused):
+        np.testing.assert_allclose(np.asarray(v), np.asarray(u), rtol=ulps, atol=ulps)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for u, v in zip(generic.consensus_move(*step), fused):
+        np.testing.assert_allclose(np.asarray(v), np.asarray(u), rtol=tol, atol=tol)
+    assert fused[3].dtype == dtype
+    if bounded:
+        assert np.all(fused[3] >= box[0]) and np.all(fused[3] <= box[1])
 
 
 def test_covariance_noise_on_every_namespace(xp):

@@ -5,7 +5,8 @@ Prints, for shifted Rastrigin and Ackley in d = 20 (start box [-3, 3]^20, succes
 distance to the minimizer below 0.25):
 
 1. per-step time of ``solvers.minimize_cbo`` vs CBXpy's ``CBO`` at equal (M, N, d) and
-   their ratio (same vectorized objective, same number of steps);
+   their ratio (same vectorized objective, same number of steps; each the median of
+   ``--repeats`` timings, 5 by default, taken in turn with the other library's);
 2. success rate, point evaluations and wall time per run for each method, and the time
    to one success (total time / successes).
 
@@ -112,18 +113,28 @@ def ours_step_time(f, M, N, steps):
     return (time.perf_counter() - start) / res.nit
 
 
-def main(quick=False, problems=("rastrigin", "ackley"), batched=100):
+def step_times(obj, M, steps, repeats):
+    """Per-step times (ours, CBXpy's), each the median of ``repeats`` timings taken in
+    turn, one library then the other, so that a drift in the machine's speed reaches both."""
+    ours, theirs = [], []
+    for _ in range(repeats):
+        theirs.append(cbx_step_time(obj, M, 40, steps))
+        ours.append(ours_step_time(obj, M, 40, steps))
+    return float(np.median(ours)), float(np.median(theirs))
+
+
+def main(quick=False, problems=("rastrigin", "ackley"), batched=100, repeats=5):
     runs = 5 if quick else 20
     batched = 5 if quick else batched
     steps = 50 if quick else 500
-    print("# per-step time at equal (M, N, d), d=20, vectorized objective")
+    repeats = 1 if quick else repeats
+    print(f"# per-step time at equal (M, N, d), d=20, vectorized objective; median of "
+          f"{repeats} alternating timings")
     print(f"{'objective':>10} {'(M, N, d)':>14} {'solvers ms':>11} {'CBXpy ms':>9} "
           f"{'ratio':>6}")
     for oname, obj in (("rastrigin", rastrigin_last), ("sphere", sphere_last)):
         for M in (1, 100):
-            n = steps if M == 1 else steps // 5
-            t_cbx = cbx_step_time(obj, M, 40, n)
-            t_ours = ours_step_time(obj, M, 40, n)
+            t_ours, t_cbx = step_times(obj, M, steps if M == 1 else steps // 5, repeats)
             print(f"{oname:>10} {str((M, 40, D)):>14} {1e3 * t_ours:11.3f} "
                   f"{1e3 * t_cbx:9.3f} {t_cbx / t_ours:6.1f}")
 
@@ -253,6 +264,8 @@ if __name__ == "__main__":
                         help="batched runs (and runs per seed with --rates)")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="alternating timings per row of the per-step table")
     args = parser.parse_args()
     if args.rates is not None:
         import json
@@ -260,4 +273,5 @@ if __name__ == "__main__":
         rates(json.loads(args.rates), (args.problems or "rastrigin:20:3").split(","),
               args.runs, args.seeds, args.first_seed)
     else:
-        main(args.quick, tuple((args.problems or "rastrigin,ackley").split(",")), args.runs)
+        main(args.quick, tuple((args.problems or "rastrigin,ackley").split(",")), args.runs,
+             args.repeats)

@@ -3,9 +3,12 @@
 :func:`move` is the twin of the generic ``_cbo_generic.move``: the particle update
 ``X - lam dt (X - c) + sigma sqrt(dt) D xi`` plus ``|X - c|`` in one ``ElementwiseKernel``
 (anisotropic), or a norm reduction and one ``ElementwiseKernel`` (isotropic), then a max
-reduction for the spread. Everything else runs as generic ``xp`` code on cupy arrays.
+reduction for the spread. :func:`consensus_move` is the generic step with this
+:func:`move` inside. Everything else runs as generic ``xp`` code on cupy arrays.
 """
 import cupy
+
+from . import _cbo_generic
 
 _aniso_update = cupy.ElementwiseKernel(
     "T x, T c, T xi, T lam_dt, T sig", "T y, T ad",
@@ -40,3 +43,10 @@ def move(X, C, xi, lam_dt, sig_sqdt, aniso, xp):
         y, ad = _iso_update(X, c, xi, nrm, t(lam_dt), t(sig_sqdt))
     spread = cupy.max(ad.reshape(M, -1), axis=1) if ad.size else cupy.zeros(M, dtype=X.dtype)
     return y, spread
+
+
+def consensus_move(P, E, mask, alpha, ess, alpha_max, X, xi, lam_dt, sig_sqdt, aniso, box,
+                   xp):
+    """The generic ``consensus_move`` with the fused :func:`move` above."""
+    return _cbo_generic.consensus_move(P, E, mask, alpha, ess, alpha_max, X, xi, lam_dt,
+                                       sig_sqdt, aniso, box, xp, move=move)

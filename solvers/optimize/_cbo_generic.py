@@ -17,6 +17,8 @@ float32 inputs:
 - :func:`gibbs_consensus`: the same weights and the consensus ``sum_i w_i P_i``;
 - :func:`move`: the drift toward the consensus plus diagonal (anisotropic) or isotropic
   noise, and the spread ``max |x_ij - c_j|`` per run;
+- :func:`consensus_move`: a whole diagonal-noise step after the evaluation, in one call:
+  :func:`gibbs_consensus`, :func:`move`, and the reflection into the box;
 - :func:`track_best`: non-finite energies -> +inf (counted) and the best point per run;
 - :func:`consensus`: Gibbs-weighted means of (M, N, d) particles.
 
@@ -24,7 +26,10 @@ The twin of the ``reflect`` kernel is :func:`._cbo_bounds.reflect`.
 """
 import math
 
-__all__ = ["gibbs_weights", "gibbs_consensus", "move", "track_best", "consensus"]
+from ._cbo_bounds import reflect
+
+__all__ = ["gibbs_weights", "gibbs_consensus", "move", "consensus_move", "track_best",
+           "consensus"]
 
 #: the ESS bisection on log(alpha), shared with the Numba kernel: its lower end (alpha =
 #: 1e-300, so that any scale of ``f`` is resolved), the width of its range (a power of two,
@@ -38,6 +43,10 @@ N_BISECT = 30
 #: passes): one pass evaluates the effective sample size at the 2^b - 1 interior points of
 #: b bisection steps at once, in one array operation instead of b
 SECTION_BITS = 6
+#: ``exp(-t)`` is 0 for every ``t`` above this in float32 and float64: the ESS weights cap
+#: the products ``alpha * g`` here (alpha reaches 1e300), so that they never overflow (the
+#: overflow would only warn and give the same weight 0)
+EXP_UNDERFLOW = 1e4
 
 
 def _energy_gaps(E, mask, xp):
@@ -70,7 +79,8 @@ def _ess_alpha(g, ess, alpha_max, xp):
     for _ in range(N_BISECT // SECTION_BITS):
         nodes = lo[:, None] + step * ks  # (M, 2^b - 1) values of log(alpha)
         a = xp.exp(xp.minimum(nodes, xp.full_like(nodes, cap)))  # above the cap: unused
-        w = xp.exp(a[:, :, None] * neg_g)  # the best particle's w is 1
+        a = a[:, :, None]
+        w = xp.exp(a * xp.maximum(neg_g, -EXP_UNDERFLOW / a))  # the best particle's w is 1
         s1 = xp.sum(w, axis=2)
         # ESS = s1^2 / s2 decreases with alpha: the nodes at or above the target (and
         # not above the cap) lie below the root, and their count says which piece holds it
@@ -93,12 +103,17 @@ def gibbs_weights(E, mask, alpha, ess, alpha_max, xp):
     else:
         alpha_used = xp.where(all_bad[:, 0], xp.asarray(alpha, dtype=xp.float64),
                               _ess_alpha(g, ess, alpha_max, xp))
-        a = xp.astype(alpha_used, g.dtype)[:, None]
+        # alpha may reach 1e300: in float64 (as the kernel), the products capped so that
+        # no alpha * g overflows
+        a, g = alpha_used[:, None], xp.astype(g, xp.float64)
     excluded = g == xp.inf
-    logits = -a * xp.where(excluded, xp.zeros_like(g), g)
+    g = xp.where(excluded, xp.zeros_like(g), g)
+    if ess is not None:
+        g = xp.minimum(g, EXP_UNDERFLOW / a)
+    logits = -a * g
     # the best particle's logit is 0, so exp never overflows and the sum is at least 1
     # (a run without a finite energy has all logits 0: uniform weights)
-    w = xp.where(excluded, xp.zeros_like(g), xp.exp(logits))
+    w = xp.astype(xp.where(excluded, xp.zeros_like(g), xp.exp(logits)), E.dtype)
     return w / xp.sum(w, axis=1, keepdims=True), alpha_used
 
 
@@ -119,6 +134,19 @@ def move(X, C, xi, lam_dt, sig_sqdt, aniso, xp):
         return X - lam_dt * diff + sig_sqdt * diff * xi, spread
     nrm = xp.sqrt(xp.sum(diff * diff, axis=2, keepdims=True))
     return X - lam_dt * diff + (sig_sqdt * nrm) * xi, spread
+
+
+def consensus_move(P, E, mask, alpha, ess, alpha_max, X, xi, lam_dt, sig_sqdt, aniso, box,
+                   xp, move=move):
+    """One diagonal- or isotropic-noise step from the energies ``E`` of the points ``P``:
+    the Gibbs weights and consensus (:func:`gibbs_consensus`), the particles ``X`` moved
+    toward it (``move``: :func:`move` or a backend's twin of it), then reflected into
+    ``box = (lb, ub)`` unless it is None. Returns ``(W, C, alpha_used, X_new, spread)``."""
+    W, C, alpha_used = gibbs_consensus(P, E, mask, alpha, ess, alpha_max, xp)
+    X_new, spread = move(X, C, xi, lam_dt, sig_sqdt, aniso, xp)
+    if box is not None:
+        X_new = reflect(X_new, box[0], box[1], xp)
+    return W, C, alpha_used, X_new, spread
 
 
 def consensus(X, E, alpha, xp):

@@ -46,6 +46,11 @@ KERNELS = KernelTable(
     # drift toward the consensus plus diagonal / isotropic noise, and the spread
     move={"numba": "._cbo_numba:move", "cupy": "._cbo_cupy:move",
           "generic": "._cbo_generic:move", "generic_below": GENERIC_BELOW},
+    # a diagonal-noise step in one call: gibbs_consensus, move, reflect
+    consensus_move={"numba": "._cbo_numba:consensus_move",
+                    "cupy": "._cbo_cupy:consensus_move",
+                    "generic": "._cbo_generic:consensus_move",
+                    "generic_below": GENERIC_BELOW},
     # points reflected into the box [lb, ub]
     reflect={"numba": "._cbo_numba:reflect", "generic": "._cbo_bounds:reflect",
              "generic_below": GENERIC_BELOW},

@@ -159,6 +159,43 @@ def move(X, C, xi, lam_dt, sig_sqdt, aniso, xp):
     return X_out, spread
 
 
+@jit
+def _consensus_move_kernel(P, E, mask, use_mask, alpha, ess, log_alpha_lo, alpha_span,
+                           log_alpha_max, n_pass, pieces, W, alphas, G, C, X, xi, lam_dt,
+                           sig_sqdt, aniso, bounded, lb, ub, X_out, spread):
+    # the four kernels of a step in one call: one dispatch from Python instead of three
+    _weights_kernel(E, mask, use_mask, alpha, ess, log_alpha_lo, alpha_span, log_alpha_max,
+                    n_pass, pieces, W, alphas, G)
+    _consensus_of(P, W, C)
+    _move_kernel(X, C, xi, lam_dt, sig_sqdt, aniso, X_out, spread)
+    if bounded:
+        _reflect_kernel(X_out, lb, ub, X_out)  # in place: each entry reads only itself
+
+
+#: what a call without a mini-batch mask passes for it (the kernel never reads it)
+_NO_MASK = np.ones((1, 1), dtype=np.bool_)
+
+
+def consensus_move(P, E, mask, alpha, ess, alpha_max, X, xi, lam_dt, sig_sqdt, aniso, box,
+                   xp):
+    """Numba twin of ``_cbo_generic.consensus_move``: (W, C, alpha used, X_new, spread)."""
+    X = np.ascontiguousarray(X)
+    M, N, d = X.shape
+    W, C = np.empty((M, N), dtype=E.dtype), np.empty((M, d), dtype=P.dtype)
+    X_out, spread = np.empty_like(X), np.empty(M, dtype=X.dtype)
+    alphas = np.empty(M, dtype=np.float64)
+    lb, ub = box if box is not None else (np.empty(0, dtype=X.dtype),) * 2
+    _consensus_move_kernel(
+        np.ascontiguousarray(P), np.ascontiguousarray(E),
+        _NO_MASK if mask is None else np.ascontiguousarray(mask), mask is not None,
+        float(alpha), -1.0 if ess is None else float(ess), LOG_ALPHA_LO, ALPHA_SPAN,
+        math.log(alpha_max), N_BISECT // SECTION_BITS, 2 ** SECTION_BITS, W, alphas,
+        np.empty(N, dtype=np.float64), C, X, np.ascontiguousarray(xi), lam_dt, sig_sqdt,
+        bool(aniso), box is not None, np.ascontiguousarray(lb, dtype=X.dtype),
+        np.ascontiguousarray(ub, dtype=X.dtype), X_out, spread)
+    return W, C, (float(alpha) if ess is None else alphas), X_out, spread
+
+
 def consensus(X, E, alpha, xp):
     """Numba twin of ``_cbo_generic.consensus`` for (M, N, d) particles and (M, N) energies."""
     E = np.where(np.isfinite(E), E, np.inf)  # NaN and +-inf: weight zero

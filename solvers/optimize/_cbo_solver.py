@@ -135,12 +135,14 @@ class CBOSolver:
         self.move = KERNELS.get("move", be, size=size)
         self.reflect = KERNELS.get("reflect", be, size=size)
         self.track = KERNELS.get("track_best", be, size=size)
+        self.consensus_move = KERNELS.get("consensus_move", be, size=size)
         self.sync_every = SYNC_EVERY.get(be.name, 1)
         self.scale = problem.scale
         self.max_level = 1e3 * self.scale  # covariance step size: far beyond the box
         if problem.box is not None:
             self.lb = xp.asarray(problem.box[0].tolist(), dtype=self.dtype)
             self.ub = xp.asarray(problem.box[1].tolist(), dtype=self.dtype)
+        self.box = None if problem.box is None else (self.lb, self.ub)
         M = cfg.n_runs
         self.BF = xp.full((M,), xp.inf, dtype=self.dtype)  # best over all starts, per run
         self.BX = None
@@ -342,15 +344,16 @@ class CBOSolver:
             u = self.draws.uniform(0.0, 1.0, (M, N), dtype=self.dtype)
             b = cfg.batch_size
             mask = u <= xp.sort(u, axis=1)[:, b - 1:b]
-        W, C, s.alpha_used = self.weights(P, E, mask, s.alpha, s.ess, s.alpha_max, xp)
         if s.noise == "covariance":
+            W, C, s.alpha_used = self.weights(P, E, mask, s.alpha, s.ess, s.alpha_max, xp)
             X_new, spread = self._covariance_move(s, P, C, W)
-        else:
+            if self.box is not None:
+                X_new = self.reflect(X_new, self.lb, self.ub, xp)
+        else:  # weights, consensus, move and reflection in one kernel call
             xi = self.draws.normal((M, N, d), dtype=self.dtype)
-            X_new, spread = self.move(s.X, C, xi, s.lam_dt, s.sig_sqdt,
-                                      s.noise == "anisotropic", xp)
-        if self.problem.box is not None:
-            X_new = self.reflect(X_new, self.lb, self.ub, xp)
+            W, C, s.alpha_used, X_new, spread = self.consensus_move(
+                P, E, mask, s.alpha, s.ess, s.alpha_max, s.X, xi, s.lam_dt, s.sig_sqdt,
+                s.noise == "anisotropic", self.box, xp)
         s.X_eval, s.F, s.C, s.spread, s.X, s.W, s.P = s.X, F, C, spread, X_new, W, P
         s.alpha = min(s.alpha * cfg.alpha_growth, s.alpha_max)
 
