@@ -87,18 +87,28 @@ def _weights_kernel(E, mask, use_mask, alpha, ess, log_alpha_lo, alpha_span, log
             W[m, i] /= s
 
 
-def gibbs_weights(E, mask, alpha, ess, alpha_max, xp):
-    """Numba twin of ``_cbo_generic.gibbs_weights``: (W (M, N), alpha used)."""
+#: what a call without a mini-batch mask passes for it (the kernel never reads it)
+_NO_MASK = np.ones((1, 1), dtype=np.bool_)
+
+
+def _weights_args(E, mask, alpha, ess, alpha_max):
+    """The arguments of :func:`_weights_kernel` for energies ``E`` (M, N), its outputs
+    ``W`` and ``alphas`` among them (the last three). The bisection's constants are
+    arguments: a global would be frozen into the cache."""
     E = np.ascontiguousarray(E)
     M, N = E.shape
-    W = np.empty((M, N), dtype=E.dtype)
-    alphas = np.empty(M, dtype=np.float64)
-    use_mask = mask is not None
-    m = np.ascontiguousarray(mask) if use_mask else np.ones((1, 1), dtype=np.bool_)
-    # the bisection's constants are arguments: a global would be frozen into the cache
-    _weights_kernel(E, m, use_mask, float(alpha), -1.0 if ess is None else float(ess),
-                    LOG_ALPHA_LO, ALPHA_SPAN, math.log(alpha_max), N_BISECT // SECTION_BITS,
-                    2 ** SECTION_BITS, W, alphas, np.empty(N, dtype=np.float64))
+    return (E, _NO_MASK if mask is None else np.ascontiguousarray(mask), mask is not None,
+            float(alpha), -1.0 if ess is None else float(ess), LOG_ALPHA_LO, ALPHA_SPAN,
+            math.log(alpha_max), N_BISECT // SECTION_BITS, 2 ** SECTION_BITS,
+            np.empty((M, N), dtype=E.dtype), np.empty(M, dtype=np.float64),
+            np.empty(N, dtype=np.float64))
+
+
+def gibbs_weights(E, mask, alpha, ess, alpha_max, xp):
+    """Numba twin of ``_cbo_generic.gibbs_weights``: (W (M, N), alpha used)."""
+    args = _weights_args(E, mask, alpha, ess, alpha_max)
+    _weights_kernel(*args)
+    W, alphas = args[-3], args[-2]
     return W, (float(alpha) if ess is None else alphas)
 
 
@@ -160,10 +170,10 @@ def move(X, C, xi, lam_dt, sig_sqdt, aniso, xp):
 
 
 @jit
-def _consensus_move_kernel(P, E, mask, use_mask, alpha, ess, log_alpha_lo, alpha_span,
-                           log_alpha_max, n_pass, pieces, W, alphas, G, C, X, xi, lam_dt,
+def _consensus_move_kernel(E, mask, use_mask, alpha, ess, log_alpha_lo, alpha_span,
+                           log_alpha_max, n_pass, pieces, W, alphas, G, P, C, X, xi, lam_dt,
                            sig_sqdt, aniso, bounded, lb, ub, X_out, spread):
-    # the four kernels of a step in one call: one dispatch from Python instead of three
+    # weights, consensus, move and reflection: one dispatch from Python instead of three
     _weights_kernel(E, mask, use_mask, alpha, ess, log_alpha_lo, alpha_span, log_alpha_max,
                     n_pass, pieces, W, alphas, G)
     _consensus_of(P, W, C)
@@ -172,27 +182,20 @@ def _consensus_move_kernel(P, E, mask, use_mask, alpha, ess, log_alpha_lo, alpha
         _reflect_kernel(X_out, lb, ub, X_out)  # in place: each entry reads only itself
 
 
-#: what a call without a mini-batch mask passes for it (the kernel never reads it)
-_NO_MASK = np.ones((1, 1), dtype=np.bool_)
-
-
 def consensus_move(P, E, mask, alpha, ess, alpha_max, X, xi, lam_dt, sig_sqdt, aniso, box,
                    xp):
     """Numba twin of ``_cbo_generic.consensus_move``: (W, C, alpha used, X_new, spread)."""
     X = np.ascontiguousarray(X)
-    M, N, d = X.shape
-    W, C = np.empty((M, N), dtype=E.dtype), np.empty((M, d), dtype=P.dtype)
+    M, _, d = X.shape
+    args = _weights_args(E, mask, alpha, ess, alpha_max)
+    C = np.empty((M, d), dtype=P.dtype)
     X_out, spread = np.empty_like(X), np.empty(M, dtype=X.dtype)
-    alphas = np.empty(M, dtype=np.float64)
     lb, ub = box if box is not None else (np.empty(0, dtype=X.dtype),) * 2
-    _consensus_move_kernel(
-        np.ascontiguousarray(P), np.ascontiguousarray(E),
-        _NO_MASK if mask is None else np.ascontiguousarray(mask), mask is not None,
-        float(alpha), -1.0 if ess is None else float(ess), LOG_ALPHA_LO, ALPHA_SPAN,
-        math.log(alpha_max), N_BISECT // SECTION_BITS, 2 ** SECTION_BITS, W, alphas,
-        np.empty(N, dtype=np.float64), C, X, np.ascontiguousarray(xi), lam_dt, sig_sqdt,
-        bool(aniso), box is not None, np.ascontiguousarray(lb, dtype=X.dtype),
-        np.ascontiguousarray(ub, dtype=X.dtype), X_out, spread)
+    _consensus_move_kernel(*args, np.ascontiguousarray(P), C, X, np.ascontiguousarray(xi),
+                           lam_dt, sig_sqdt, bool(aniso), box is not None,
+                           np.ascontiguousarray(lb, dtype=X.dtype),
+                           np.ascontiguousarray(ub, dtype=X.dtype), X_out, spread)
+    W, alphas = args[-3], args[-2]
     return W, C, (float(alpha) if ess is None else alphas), X_out, spread
 
 
