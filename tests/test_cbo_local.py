@@ -214,16 +214,17 @@ def _probe_spy(monkeypatch, early, near=None):
 
 def test_a_probe_that_matches_the_best_answer_ends_early(monkeypatch):
     # the unimodal run ends after one probe either way; with the early end the probe stops
-    # once it reaches the first answer's basin (its value within 1e-6 (1 + |f|), its point
-    # within 1e-3 of the box: the run still ends as "agreed"), and the same draws up to
-    # that point make it strictly cheaper; the answer is the first start's, refined to
-    # the end
+    # once it reaches the first answer's basin (its value within the tolerance that answer
+    # paused at, FIRST_PAUSE_FTOL (1 + |f|), its point within 1e-3 of the box: the run
+    # still ends as "agreed"), and the same draws up to that point make it strictly
+    # cheaper; the answer is the first start's, refined to the end
     full, full_probes = _probe_spy(monkeypatch, False)
     early, early_probes = _probe_spy(monkeypatch, True)
     assert full.success and early.success and len(full_probes) == len(early_probes) == 1
     assert "basin of the best answer" in early.message
     value, _, point = early_probes[0]
-    assert early.fun < 1e-10 and value <= early.fun + 1e-6 * (1 + abs(early.fun))
+    tol = max(_cbo_refine.BASIN_FTOL, _cbo_refine.FIRST_PAUSE_FTOL)
+    assert early.fun < 1e-10 and value <= early.fun + tol * (1 + abs(early.fun))
     assert np.max(np.abs(point - early.x)) <= 1e-3 * 10
     assert value > early.fun  # it did stop before the last digits
     assert early_probes[0][1] < full_probes[0][1]
@@ -273,6 +274,30 @@ def test_the_looser_basin_test_asks_for_a_smooth_bowl(power, reached):
     # too far (beyond 1e-2 of the box) or too high: no test, no evaluation
     assert not _cbo_refine.Refiner._near(stub, fx, c + 0.2, 0.0, c)
     assert not _cbo_refine.Refiner._near(stub, 0.01, x, 0.0, c) and stub.near_tries == 1
+
+
+@pytest.mark.parametrize("near_all", [True, False])
+def test_a_probe_that_reaches_a_worse_known_basin_has_missed(monkeypatch, near_all):
+    # two answers, the best at 0 and a worse one (value 1) in a smooth bowl at c: a probe
+    # whose best lies 5e-3 from c, 5e-4 above its value, still falling, has reached that
+    # basin by the looser test and ends, counted as that answer (PROBE_NEAR_ALL); without
+    # that test it is neither a match nor (still falling) a miss and goes on
+    monkeypatch.setattr(_cbo_refine, "PROBE_NEAR_ALL", near_all)
+    c = np.full(3, 2.0)
+
+    def f(X):
+        return 1.0 + 20.0 * np.sum((np.atleast_2d(X) - c) ** 2, axis=1)
+    stub = _SegmentStub(f)
+    stub.solver.cfg = type("C", (), {"ftol": 0.0})()
+    worse = (1.0, c, 1e-7)
+    stub.solver.answers = [(0.0, np.zeros(3), 1e-7), worse]
+    x = c + 5e-3 * np.array([1.0, 0.0, 0.0])
+    verdict = _cbo_refine.Refiner._probe_verdict(stub)
+    stub._near = lambda *a: _cbo_refine.Refiner._near(stub, *a)
+    stub.reached = None
+    ended = verdict(x, float(f(x)[0]), x, 1e-3, 0.1)
+    assert ended is near_all
+    assert (stub.reached is worse) is near_all
 
 
 def test_the_final_reserve_is_spent_when_a_probe_finds_the_budget_gone(monkeypatch):
@@ -333,10 +358,45 @@ def test_a_local_run_stopped_at_a_loose_tolerance_resumes_where_it_stopped():
     np.testing.assert_array_equal(x, straight[0])
 
 
+def test_the_first_pause_asks_for_a_geometric_fall():
+    # a run converging linearly (values 10^(-g/10) above the minimum) loses 100 times less
+    # per window than in the window before and may pause; one creeping on at a steady pace
+    # (the same loss per window, as a shape still being learned) may not, and neither may
+    # a run with fewer than two windows of history
+    from types import SimpleNamespace
+    w = 20
+    g = np.arange(2 * w)
+    converging = SimpleNamespace(window=w, bests=list(5.0 + 10.0 ** (-g / 10.0)))
+    creeping = SimpleNamespace(window=w, bests=list(5.0 - 1e-3 * g))
+    short = SimpleNamespace(window=w, bests=converging.bests[:2 * w - 1])
+    assert LocalRun._falling(converging, 0.1)
+    assert not LocalRun._falling(creeping, 0.1)
+    assert not LocalRun._falling(short, 0.1)
+
+
+def test_a_paused_answer_shares_its_basin_with_a_finished_one():
+    # the first start's answer pauses at FIRST_PAUSE_FTOL, so a finished answer of its
+    # basin lies below it by more than the basin test's 1e-6 relative; the paused answer's
+    # own tolerance joins the two (one basin found twice), while without it, or with the
+    # points a Rastrigin neighbour apart, they stay two basins
+    from types import SimpleNamespace
+    from solvers.optimize._cbo_solver import CBOSolver
+
+    def basins(paused, shift):
+        x = np.full(3, 0.5)
+        stub = SimpleNamespace(cfg=SimpleNamespace(ftol=0.0),
+                               problem=SimpleNamespace(scale=10.0),
+                               answers=[(2.0 + 1e-4, x + shift, paused), (2.0, x, 0.0)])
+        return [b[2] for b in CBOSolver._basins(stub)]
+    assert basins(_cbo_refine.FIRST_PAUSE_FTOL, 1e-3) == [2]
+    assert basins(_cbo_refine.LOOSE_FTOL, 1e-3) == [1, 1]
+    assert basins(_cbo_refine.FIRST_PAUSE_FTOL, 1.0) == [1, 1]
+
+
 def test_with_restarts_only_the_best_answer_is_refined_to_full_precision(monkeypatch):
-    # every local run of a run with restarts stops at LOOSE_FTOL; at the end, unless the
-    # run holding the best answer already converged fully, it alone is resumed (a run seen
-    # before) to full precision
+    # every local run of a run with restarts stops at LOOSE_FTOL (the first start's
+    # refinement at FIRST_PAUSE_FTOL); at the end, unless the run holding the best answer
+    # already converged fully, it alone is resumed (a run seen before) to full precision
     calls = []
     real = LocalRun.advance
 
@@ -353,7 +413,8 @@ def test_with_restarts_only_the_best_answer_is_refined_to_full_precision(monkeyp
                            vectorized=True, rng=seed)
         assert res.success and res.fun < 1e-10
         *loose, last = calls
-        assert all(ftol == _cbo_refine.LOOSE_FTOL for _, ftol, _, _ in loose)
+        assert loose[0][1] == _cbo_refine.FIRST_PAUSE_FTOL
+        assert all(ftol == _cbo_refine.LOOSE_FTOL for _, ftol, _, _ in loose[1:])
         if last[1] == _cbo_local.LOCAL_FTOL:
             resumed += 1
             assert last[0] in {run for run, _, _, _ in loose} and last[3]

@@ -199,12 +199,14 @@ class LocalRun:
         self.span = int(100 + 100 * d ** 1.5 / lam)
         self.bests, self.medians, self.spreads = [], [], []
 
-    def advance(self, budget, stop=None, ftol=LOCAL_FTOL, min_spread=0.0):
+    def advance(self, budget, stop=None, ftol=LOCAL_FTOL, min_spread=0.0, fall=None):
         """Generations until a stopping rule fires, ``stop`` (see :func:`local_run`) says
         so or ``budget`` evaluations are spent; ``ftol`` above LOCAL_FTOL is a loose
         ``tolfun`` that ends the call but leaves the run resumable, once the search's
         spread is at least ``min_spread`` (a search shrunk far below that while its values
-        still agree sits on a kink, as a sharp ridge, and may still move on). Returns
+        still agree sits on a kink, as a sharp ridge, and may still move on) and, with
+        ``fall``, once the range of its generations' best values over the last window is
+        at most ``fall`` times the one over the window before (:meth:`_falling`). Returns
         ``(best x, best f, evaluations of this call)``."""
         nfev = 0
         while nfev < budget and not self.done:
@@ -227,7 +229,7 @@ class LocalRun:
             if self._fruitless():
                 self.done = True
                 break
-            if self._pause(F, spread, stop, ftol, min_spread):
+            if self._pause(F, spread, stop, ftol, min_spread, fall):
                 break
         return self.best_x, self.best_f, nfev
 
@@ -297,11 +299,11 @@ class LocalRun:
         self.s = REGROW_STEP * self._scale()
         self.p_s, self.p_c = np.zeros(d), np.zeros(d)
 
-    def _pause(self, F, spread, stop, ftol, min_spread):
+    def _pause(self, F, spread, stop, ftol, min_spread, fall=None):
         """Whether the call ends with the run resumable: the loose ``tolfun`` or
         ``stop`` (see :meth:`advance`)."""
         if ftol > LOCAL_FTOL and spread >= min_spread and not self.regrows and \
-                self._flat(F, ftol):
+                self._flat(F, ftol) and (fall is None or self._falling(fall)):
             return True
         return stop is not None and len(self.bests) >= self.window and \
             stop(self.best_x, self.best_f, self.m, spread,
@@ -356,6 +358,17 @@ class LocalRun:
         self.medians.append(float(np.median(F)))
         self.spreads.append(spread)
         return F, spread
+
+    def _falling(self, fall):
+        """Whether the generations' best values converge geometrically: their range over
+        the last window is at most ``fall`` times the one over the window before. A run
+        that creeps on at a steady pace (a shape still being learned) loses as much per
+        window as before, however flat its values look against ``1 + |f|``."""
+        w = self.window
+        if len(self.bests) < 2 * w:
+            return False
+        last, before = self.bests[-w:], self.bests[-2 * w:-w]
+        return max(last) - min(last) <= fall * (max(before) - min(before))
 
     def _flat(self, F, ftol):
         """CMA-ES's ``tolfun``: the generations' best values over the last ``window``

@@ -78,6 +78,12 @@ PROBE_NEAR_XTOL = 1e-2
 PROBE_NEAR_POINTS = 3
 PROBE_NEAR_TRIES = 3
 PROBE_NEAR_SLACK = 0.05
+#: ... and a probe that reaches, by that test, the basin of an answer worse than the best
+#: has missed (it ends and counts as a start that ended there): a probe that falls into
+#: Rosenbrock's poorer basin, found before, no longer converges there to LOOSE_FTOL while
+#: the miss test waits for its best to stall (BBOB f8, d = 20, instance 8: 16 900 -> 15 500
+#: evaluations)
+PROBE_NEAR_ALL = True
 #: the last refinement (the final reserve) refines the best point of all starts when the
 #: last start's best is worse (else the last start's best, as every other refinement)
 FINAL_BEST = True
@@ -96,6 +102,22 @@ FIRST_GROWTH = 0
 #: function, whose first answer often lies in the poorer basin, the last digits of the
 #: answers the run discards cost a third of its evaluations
 LOOSE_FTOL = 1e-7
+#: ... and the first start's refinement pauses sooner, at FIRST_PAUSE_FTOL (None: at
+#: LOOSE_FTOL): until a probe has found that answer's basin again (its looser test,
+#: PROBE_NEAR_*), nothing is compared with it that needs more digits, and when the probe
+#: finds a better basin instead (Rosenbrock's function, whose first answer often lies in
+#: the poorer one), the digits between are never paid: on BBOB's Rosenbrock in d = 20
+#: (instances 5 and 8, first answers in the poorer basin) they were 10-12 % of that
+#: refinement (1 700-2 000 evaluations), in d = 5 up to a quarter. Its answer
+#: carries that tolerance, so that the restarts' agreement (:func:`same_basin`) does not
+#: tell it apart from a more precise answer in its basin
+FIRST_PAUSE_FTOL = 1e-4
+#: ... once its values also converge geometrically (their range over the last ``tolfun``
+#: window at most FIRST_PAUSE_FALL of the one before; None: not asked): with |f| large a
+#: relative 1e-4 is coarse, and an ill-conditioned run that still crept on along its
+#: flattest axis (BBOB's ellipsoid f10, f near -490: 0.5 above its minimum, 0.4 away from
+#: it) paused there, and the probe that then reached the minimum counted as a second basin
+FIRST_PAUSE_FALL = 0.1
 #: ... and once the local run's spread is at least LOOSE_SPREAD of the box: on a sharp
 #: ridge (BBOB f13) a local run shrinks to 1e-9 of the box with its values flat to 1e-7
 #: while still well above the minimum, and moves on later
@@ -106,7 +128,8 @@ def same_basin(f, x, f_ref, x_ref, ftol, scale):
     """Whether the answer ``(f, x)`` lies in the basin of ``(f_ref, x_ref)``: ``f`` at
     most ``max(ftol, BASIN_FTOL) * (1 + |f_ref|)`` above ``f_ref`` and ``x`` within
     ``BASIN_XTOL * scale`` of ``x_ref`` (sup-norm; symmetric local minima, as
-    Rastrigin's, share values but not points)."""
+    Rastrigin's, share values but not points). ``ftol``: the user's, or the looser
+    tolerance an answer stopped at (FIRST_PAUSE_FTOL)."""
     tol = max(ftol, BASIN_FTOL) * (1.0 + abs(f_ref))
     return f <= f_ref + tol and float(np.max(np.abs(x - x_ref))) <= BASIN_XTOL * scale
 
@@ -151,24 +174,29 @@ class Refiner:
         return np.minimum(np.maximum(X, self.lb), self.ub)
 
     def _local(self, x, fx, shape, step, budget, cap_step=True, growth=0, stop=None,
-               loose=False):
+               pause=None):
         """A local run (:class:`._cbo_local.LocalRun`); returns ``(x, f, nfev, run)``.
-        ``loose``: stop at LOOSE_FTOL, resumable."""
+        ``pause``: the loose ``tolfun`` it stops at, resumable (None: full precision)."""
         d = x.shape[0]
         lam = int((4 + int(3 * math.log(d))) * self.solver.cfg.popsize_factor ** growth)
         run = LocalRun(self._batch, self._weights, x, fx, shape, step, self.lb, self.ub,
                        self._normal, self._clip, cap_step=cap_step, lam=lam)
+        # a pause looser than LOOSE_FTOL (the first start's) also asks for a geometric fall
+        looser = pause is not None and pause > LOOSE_FTOL
         xn, fn, used = run.advance(budget, stop=stop,
-                                   ftol=LOOSE_FTOL if loose else LOCAL_FTOL,
-                                   min_spread=LOOSE_SPREAD * self.solver.problem.scale)
+                                   ftol=LOCAL_FTOL if pause is None else pause,
+                                   min_spread=LOOSE_SPREAD * self.solver.problem.scale,
+                                   fall=FIRST_PAUSE_FALL if looser else None)
         return xn, fn, used, run
 
-    def _loose(self, final):
-        """Whether a refinement stops at LOOSE_FTOL: with restarts and local runs, unless
-        it is the last refinement (never when LOOSE_FTOL is None)."""
+    def _pause(self, final, first=False):
+        """The loose tolerance a refinement stops at, or None (full precision): with
+        restarts and local runs, unless it is the last refinement, LOOSE_FTOL
+        (FIRST_PAUSE_FTOL for the ``first`` start's); never when LOOSE_FTOL is None."""
         cfg = self.solver.cfg
-        return LOOSE_FTOL is not None and bool(cfg.restarts) and cfg.polish == "local" \
-            and not final
+        if LOOSE_FTOL is None or not cfg.restarts or cfg.polish != "local" or final:
+            return None
+        return FIRST_PAUSE_FTOL if first and FIRST_PAUSE_FTOL is not None else LOOSE_FTOL
 
     # ---- the end of a start
     def finish(self, s, end):
@@ -183,18 +211,22 @@ class Refiner:
         # a covariance start capped before it collapsed: refined from its width (COV_SHAPE)
         wide = s.noise == "covariance" and end == "capped"
         shape = self._shape_of(s, wide) if refine or sv.cfg.polish == "local" else None
+        pause = None
         if refine and final and FINAL_BEST and \
                 to_float(sv.xp.min(sv.BF)) < to_float(sv.xp.min(s.BF)):
             self.refine_best()  # the last refinement goes to the best point of all starts
         elif refine:
             growth = s.growth if sv.answers else s.growth + FIRST_GROWTH
             step = COV_STEP if wide and COV_STEP is not None else LOCAL_STEP
+            pause = self._pause(final, first=not sv.answers)
             s.BF, s.BX = self._refine(s.BF, s.BX, shape, sv.left(final=final), growth, step,
-                                      loose=self._loose(final))
+                                      pause=pause)
         sv.merge(s)
         ib = int(sv.xp.argmin(s.BF))
         value = to_float(s.BF[ib])
-        sv.answers.append((value, np.asarray(to_host(s.BX[ib, :]), dtype=np.float64)))
+        # an answer: (value, host point, the tolerance its value stopped at)
+        sv.answers.append((value, np.asarray(to_host(s.BX[ib, :]), dtype=np.float64),
+                           pause or 0.0))
         if shape is not None and value < self.shape_value:
             self.shape, self.shape_value = shape, value
 
@@ -243,10 +275,10 @@ class Refiner:
             return np.eye(P.shape[1]) * float(np.mean(var))
         return np.diag(var)
 
-    def _refine(self, BF, BX, shape, budget, growth=0, step=LOCAL_STEP, loose=False):
+    def _refine(self, BF, BX, shape, budget, growth=0, step=LOCAL_STEP, pause=None):
         """Refine the best of the per-run points ``(BF, BX)`` with at most ``budget``
         evaluations (the local run's population grows as the swarm's did, ``growth``
-        IPOP doublings; ``loose``: see LOOSE_FTOL); returns the updated ``(BF, BX)``."""
+        IPOP doublings; ``pause``: see :meth:`_pause`); returns the updated ``(BF, BX)``."""
         sv, xp = self.solver, self.solver.xp
         ib = int(xp.argmin(BF))
         fx = to_float(BF[ib])
@@ -254,23 +286,23 @@ class Refiner:
             return BF, BX
         x = np.asarray(to_host(BX[ib, :]), dtype=np.float64)
         if sv.cfg.polish == "local":
-            xn, fn = self._local_and_bounds(x, fx, shape, budget, growth, step, loose)
+            xn, fn = self._local_and_bounds(x, fx, shape, budget, growth, step, pause)
         else:
             xn, fn, _ = scipy_polish(self._point, x, fx, self.lb, self.ub, budget,
                                      sv.cfg.polish)
         return self._put(BF, BX, ib, xn, fn)
 
-    def _local_and_bounds(self, x, fx, shape, budget, growth, step=LOCAL_STEP, loose=False):
+    def _local_and_bounds(self, x, fx, shape, budget, growth, step=LOCAL_STEP, pause=None):
         """The local covariance run from ``x``, then, if its answer lies on a bound, a
         projected quasi-Newton run (L-BFGS-B): the covariance run creeps along a face,
         L-BFGS-B moves onto it at once (a linear slope). A start point already on a bound
-        leaves a share of the budget for that step. A ``loose`` run that ends inside the
-        box is kept to be resumed."""
+        leaves a share of the budget for that step. A run that pauses (``pause``) inside
+        the box is kept to be resumed."""
         d = x.shape[0]
         share = min(budget // 4, BOUND_POLISH * (d + 1)) if self._on_bounds(x) else 0
         xn, fn, used, run = self._local(x, fx, shape, step * self.solver.problem.scale,
-                                        budget - share, growth=growth, loose=loose)
-        if loose and not self._on_bounds(xn):
+                                        budget - share, growth=growth, pause=pause)
+        if pause is not None and not self._on_bounds(xn):
             self.resumable.append(run)
         if self._on_bounds(xn):
             xn, fn, _ = scipy_polish(self._point, xn, fn, self.lb, self.ub,
@@ -297,22 +329,27 @@ class Refiner:
         distance to ``x_ref``) whose value is worse by more than PROBE_GAP and no longer
         falls (by less than PROBE_STALL of that excess over the last generations). It has
         also matched once it has *reached* that basin by the looser test of PROBE_NEAR_*
-        (:meth:`_near`); it then counts as a start that ended there. Either way the rest of
-        its convergence would tell nothing new."""
+        (:meth:`_near`); it then counts as a start that ended there. It has missed, too,
+        once it has reached the basin of a worse answer by that test (PROBE_NEAR_ALL), and
+        counts as a start that ended in that one. Either way the rest of its convergence
+        would tell nothing new."""
         sv = self.solver
         if not (PROBE_EARLY and sv.answers):
             return None
-        f_ref, x_ref = min(sv.answers, key=lambda a: a[0])
+        f_ref, x_ref, tol_ref = best = min(sv.answers, key=lambda a: a[0])
         if not math.isfinite(f_ref):
             return None
         gap = PROBE_GAP * (1.0 + abs(f_ref))
+        worse = [a for a in sv.answers if a is not best and math.isfinite(a[0])]
 
         def verdict(best_x, best_f, m, spread, gain):
-            if same_basin(best_f, best_x, f_ref, x_ref, sv.cfg.ftol, sv.problem.scale):
+            if same_basin(best_f, best_x, f_ref, x_ref, max(sv.cfg.ftol, tol_ref),
+                          sv.problem.scale):
                 return True
-            if self._near(best_f, best_x, f_ref, x_ref):
-                self.reached = (f_ref, x_ref)
-                return True
+            for answer in [best] + (worse if PROBE_NEAR_ALL else []):
+                if self._near(best_f, best_x, answer[0], answer[1]):
+                    self.reached = answer
+                    return True
             excess = best_f - f_ref
             return excess > gap and gain < PROBE_STALL * excess and \
                 spread < PROBE_MISS * float(np.linalg.norm(m - x_ref))
@@ -343,16 +380,16 @@ class Refiner:
             self.refine_best()
             return "maxfev"
         x = np.asarray(to_host(sv.start_points((1,))[0, :]), dtype=np.float64)
-        loose = self._loose(False)
+        pause = self._pause(False)
         self.reached, self.near_tries = None, 0
         xn, fn, _, run = self._local(x, math.inf, None, PROBE_STEP * sv.problem.scale,
                                      budget, cap_step=False, growth=growth,
-                                     stop=self._probe_verdict(), loose=loose)
-        if loose:
+                                     stop=self._probe_verdict(), pause=pause)
+        if pause is not None:
             self.resumable.append(run)
         sv.BF, sv.BX = self._put(sv.BF, sv.BX, int(xp.argmin(sv.BF)), xn, fn)
         # a probe that reached the best answer's basin by the looser test ends in that
         # basin: it is recorded with that answer, which its own would join at full precision
         sv.answers.append(self.reached if self.reached is not None else
-                          (fn, np.asarray(xn, dtype=np.float64)))
+                          (fn, np.asarray(xn, dtype=np.float64), pause or 0.0))
         return "probed"

@@ -149,7 +149,7 @@ class CBOSolver:
         self.nfev = self.nit = self.n_bad = self.n_restarts = 0
         self.started = {}  # noise type -> starts so far
         self.swarm = None  # the last swarm that stepped
-        self.answers = []  # (value, host point) of each start, after its refinement
+        self.answers = []  # (value, host point, its tolerance) of each start, refined
         self.probes = 0  # probe restarts so far
         self.late_probes = 0  # probes after later swarm starts
         self.last_kind = None
@@ -237,16 +237,18 @@ class CBOSolver:
 
     def _basins(self):
         """The answers of the starts grouped by basin, best first: ``[value, point,
-        count]`` (:func:`._cbo_refine.same_basin`: values that agree and points that lie
-        close together)."""
+        count, tolerance]`` (:func:`._cbo_refine.same_basin`: values that agree within
+        ``ftol`` or the looser tolerance of either answer, points that lie close
+        together)."""
         basins = []
-        for value, x in sorted(self.answers, key=lambda a: a[0]):
+        for value, x, tol in sorted(self.answers, key=lambda a: a[0]):
             for b in basins:
-                if same_basin(value, x, b[0], b[1], self.cfg.ftol, self.problem.scale):
+                if same_basin(value, x, b[0], b[1], max(self.cfg.ftol, tol, b[3]),
+                              self.problem.scale):
                     b[2] += 1
                     break
             else:
-                basins.append([value, x, 1])
+                basins.append([value, x, 1, tol])
         return basins
 
     def _confirmed(self):

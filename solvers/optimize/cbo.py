@@ -160,8 +160,9 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     previous start of the same noise); right after the first start comes a *probe*, a
     local covariance run from a new uniform point. The run ends when the starts have
     found at most two basins and the best of them twice (two answers share a basin when
-    their values agree within ``max(ftol, 1e-6) * (1 + |f|)`` and their points within 1e-3
-    of the start box; a probe ends as soon as it reaches the best answer's basin): a
+    their values agree within ``max(ftol, 1e-6) * (1 + |f|)``, or 1e-4 for the first
+    start's answer, whose refinement pauses sooner, and their points within 1e-3 of the
+    start box; a probe ends as soon as it reaches the best answer's basin): a
     unimodal problem ends after the probe, a multimodal one keeps searching. ``maxfev`` and
     ``maxiter`` are caps, not targets; pass ``spend_budget=True`` to keep restarting until
     ``maxfev`` is spent (for a multimodal problem whose good basins are rare, where two
@@ -244,7 +245,8 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     ftol : float, optional
         Tolerance on values: a start whose particles' values agree within
         ``ftol * (1 + |f|)`` has converged; two starts' answers share a basin when their
-        values agree within ``max(ftol, 1e-6) * (1 + |f|)`` (and their points lie close).
+        values agree within ``max(ftol, 1e-6) * (1 + |f|)`` (1e-4 for the first start's
+        answer; and their points lie close).
         ``0`` turns the first rule off.
     f_target : float, optional
         Stop as soon as a value ``<= f_target`` has been found (finite).
