@@ -189,7 +189,7 @@ class Refiner:
                                    fall=FIRST_PAUSE_FALL if looser else None)
         return xn, fn, used, run
 
-    def _pause(self, final, first=False):
+    def _pause_ftol(self, final, first=False):
         """The loose tolerance a refinement stops at, or None (full precision): with
         restarts and local runs, unless it is the last refinement, LOOSE_FTOL
         (FIRST_PAUSE_FTOL for the ``first`` start's); never when LOOSE_FTOL is None."""
@@ -218,7 +218,7 @@ class Refiner:
         elif refine:
             growth = s.growth if sv.answers else s.growth + FIRST_GROWTH
             step = COV_STEP if wide and COV_STEP is not None else LOCAL_STEP
-            pause = self._pause(final, first=not sv.answers)
+            pause = self._pause_ftol(final, first=not sv.answers)
             s.BF, s.BX = self._refine(s.BF, s.BX, shape, sv.left(final=final), growth, step,
                                       pause=pause)
         sv.merge(s)
@@ -278,7 +278,7 @@ class Refiner:
     def _refine(self, BF, BX, shape, budget, growth=0, step=LOCAL_STEP, pause=None):
         """Refine the best of the per-run points ``(BF, BX)`` with at most ``budget``
         evaluations (the local run's population grows as the swarm's did, ``growth``
-        IPOP doublings; ``pause``: see :meth:`_pause`); returns the updated ``(BF, BX)``."""
+        IPOP doublings; ``pause``: see :meth:`_pause_ftol`); returns the updated ``(BF, BX)``."""
         sv, xp = self.solver, self.solver.xp
         ib = int(xp.argmin(BF))
         fx = to_float(BF[ib])
@@ -340,7 +340,9 @@ class Refiner:
         if not math.isfinite(f_ref):
             return None
         gap = PROBE_GAP * (1.0 + abs(f_ref))
-        worse = [a for a in sv.answers if a is not best and math.isfinite(a[0])]
+        # each worse answer once (a probe that reached one is recorded as that very tuple)
+        worse = list({id(a): a for a in sv.answers
+                      if a is not best and math.isfinite(a[0])}.values())
 
         def verdict(best_x, best_f, m, spread, gain):
             if same_basin(best_f, best_x, f_ref, x_ref, max(sv.cfg.ftol, tol_ref),
@@ -380,7 +382,7 @@ class Refiner:
             self.refine_best()
             return "maxfev"
         x = np.asarray(to_host(sv.start_points((1,))[0, :]), dtype=np.float64)
-        pause = self._pause(False)
+        pause = self._pause_ftol(False)
         self.reached, self.near_tries = None, 0
         xn, fn, _, run = self._local(x, math.inf, None, PROBE_STEP * sv.problem.scale,
                                      budget, cap_step=False, growth=growth,
