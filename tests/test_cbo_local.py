@@ -250,7 +250,11 @@ class _SegmentStub:
     def __init__(self, f):
         self._batch = f
         self.near_tries = 0
+        self.kinks = 0
         self.solver = type("S", (), {"problem": type("P", (), {"scale": 10.0})()})()
+
+    def tight(self):  # no run has stopped on a kink
+        return False
 
 
 @pytest.mark.parametrize("power,reached", [(2.0, True), (1.0, False), (0.5, False)])
@@ -386,6 +390,7 @@ def test_a_paused_answer_shares_its_basin_with_a_finished_one():
         x = np.full(3, 0.5)
         stub = SimpleNamespace(cfg=SimpleNamespace(ftol=0.0),
                                problem=SimpleNamespace(scale=10.0),
+                               refiner=SimpleNamespace(tight=lambda: False),
                                answers=[(2.0 + 1e-4, x + shift, paused), (2.0, x, 0.0)])
         return [b[2] for b in CBOSolver._basins(stub)]
     assert basins(_cbo_refine.FIRST_PAUSE_FTOL, 1e-3) == [2]

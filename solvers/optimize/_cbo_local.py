@@ -253,6 +253,11 @@ class LocalRun:
         last digits)."""
         return self.best_f < self.regrown_from - LOCAL_FTOL * (1.0 + abs(self.regrown_from))
 
+    def kinked(self, order):
+        """Whether the run has met a kink: it regrew, or its values' spread shrank less
+        than ``order`` times as fast as its search's (:meth:`_order`)."""
+        return self.regrows > 0 or self._order() < order
+
     def _can_regrow(self, spread):
         """Whether a stopped run sits on a kink and may regrow (see :data:`REGROW`)."""
         if REGROW is None or self.regrows >= REGROW_MAX:

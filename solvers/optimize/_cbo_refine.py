@@ -95,6 +95,21 @@ BASIN_XTOL = 1e-3
 BASIN_FTOL = 1e-6
 #: IPOP doublings of the refinement of the first (covariance) start
 FIRST_GROWTH = 0
+#: a local run whose values' spread shrank less than KINK_ORDER times as fast as its
+#: search's (:meth:`._cbo_local.LocalRun._order`, about 2 at a smooth minimum) or that
+#: regrew has stopped on a kink; after such a run the probes grow their population, by
+#: KINK_GROWTH doublings and one more per further kinked run (IPOP-CMA-ES's remedy on the
+#: rings of kinked local minima of Schaffer's functions), and go on while the runs find
+#: kinks, up to PROBES, however many basins they found (KINK_ORDER None: off)
+KINK_ORDER = 1.3
+KINK_GROWTH = 3
+KINK_PROBES = True
+#: ... and once a run has stopped on a kink, answers no longer share a basin by their loose
+#: tolerances, nor probes reach one by the looser test of PROBE_NEAR_* (both relative to
+#: ``1 + |f|``: with BBOB's offsets, f near 273, 1e-3 of it joined Schaffer's rings)
+KINK_TIGHT = True
+KINK_BASIN_FTOL = 1e-9
+KINK_PAUSE_FTOL = 1e-9
 #: with restarts, every refinement and probe stops once its values agree within
 #: LOOSE_FTOL (relative; CMA-ES's ``tolfun`` test), far below BASIN_FTOL: that is enough
 #: to tell its basin; only the best answer is finished to full precision, at the end,
@@ -124,14 +139,18 @@ FIRST_PAUSE_FALL = 0.1
 LOOSE_SPREAD = 1e-7
 
 
-def same_basin(f, x, f_ref, x_ref, ftol, scale):
+def same_basin(f, x, f_ref, x_ref, ftol, scale, kinked=False):
     """Whether the answer ``(f, x)`` lies in the basin of ``(f_ref, x_ref)``: ``f`` at
     most ``max(ftol, BASIN_FTOL) * (1 + |f_ref|)`` above ``f_ref`` and ``x`` within
     ``BASIN_XTOL * scale`` of ``x_ref`` (sup-norm; symmetric local minima, as
     Rastrigin's, share values but not points). ``ftol``: the user's, or the looser
-    tolerance an answer stopped at (FIRST_PAUSE_FTOL)."""
-    tol = max(ftol, BASIN_FTOL) * (1.0 + abs(f_ref))
-    return f <= f_ref + tol and float(np.max(np.abs(x - x_ref))) <= BASIN_XTOL * scale
+    tolerance an answer stopped at (FIRST_PAUSE_FTOL). On a ``kinked`` problem (see
+    KINK_TIGHT) the tolerance is ``max(ftol, KINK_BASIN_FTOL)`` and ``f`` must not lie
+    more than it below ``f_ref`` either: a lower value is another ring."""
+    floor = KINK_BASIN_FTOL if kinked else BASIN_FTOL
+    tol = max(ftol, floor) * (1.0 + abs(f_ref))
+    return (not kinked or f >= f_ref - tol) and f <= f_ref + tol and \
+        float(np.max(np.abs(x - x_ref))) <= BASIN_XTOL * scale
 
 
 class Refiner:
@@ -148,6 +167,8 @@ class Refiner:
         self.resumable = []  # local runs stopped at LOOSE_FTOL, to finish the best one
         self.reached = None  # the answer whose basin the running probe reached (PROBE_NEAR_*)
         self.near_tries = 0  # the running probe's segment tests so far
+        self.kinks = 0  # local runs that stopped on a kink (KINK_ORDER)
+        self.kinked = False  # whether the last local run did
 
     # ---- host views of the objective and the draws
     def _batch(self, X):
@@ -187,7 +208,22 @@ class Refiner:
                                    ftol=LOCAL_FTOL if pause is None else pause,
                                    min_spread=LOOSE_SPREAD * self.solver.problem.scale,
                                    fall=FIRST_PAUSE_FALL if looser else None)
+        self.kinked = KINK_ORDER is not None and run.kinked(KINK_ORDER)
+        self.kinks += self.kinked
         return xn, fn, used, run
+
+    def kink_growth(self):
+        """The IPOP doublings of the next probe's population for the kinks found so far
+        (see :data:`KINK_ORDER`)."""
+        return 0 if not self.kinks else KINK_GROWTH + self.kinks - 1
+
+    def tight(self):
+        """Whether basins are told apart at the kinks' tolerance (KINK_TIGHT)."""
+        return KINK_TIGHT and self.kinks > 0
+
+    def kink_probes(self):
+        """Whether the probes go on, however many basins they found (KINK_PROBES)."""
+        return KINK_PROBES and self.kinks > 0
 
     def _pause_ftol(self, final, first=False):
         """The loose tolerance a refinement stops at, or None (full precision): with
@@ -196,6 +232,8 @@ class Refiner:
         cfg = self.solver.cfg
         if LOOSE_FTOL is None or not cfg.restarts or cfg.polish != "local" or final:
             return None
+        if KINK_ORDER is not None and self.kinks:
+            return KINK_PAUSE_FTOL
         return FIRST_PAUSE_FTOL if first and FIRST_PAUSE_FTOL is not None else LOOSE_FTOL
 
     # ---- the end of a start
@@ -226,9 +264,16 @@ class Refiner:
         value = to_float(s.BF[ib])
         # an answer: (value, host point, the tolerance its value stopped at)
         sv.answers.append((value, np.asarray(to_host(s.BX[ib, :]), dtype=np.float64),
-                           pause or 0.0))
+                           self._answer_tol(pause)))
         if shape is not None and value < self.shape_value:
             self.shape, self.shape_value = shape, value
+
+    def _answer_tol(self, pause):
+        """The tolerance an answer's value stopped at: the pause's, unless its local run
+        stopped on a kink (its value, paused, may lie far above the kink's, and relative
+        to ``1 + |f|`` a loose tolerance would join distinct rings of Schaffer's kinked
+        minima)."""
+        return 0.0 if pause is None or (self.tight() and self.kinked) else pause
 
     def refine_best(self):
         """The last refinement, on the best point of all starts (the final reserve): the
@@ -346,7 +391,7 @@ class Refiner:
 
         def verdict(best_x, best_f, m, spread, gain):
             if same_basin(best_f, best_x, f_ref, x_ref, max(sv.cfg.ftol, tol_ref),
-                          sv.problem.scale):
+                          sv.problem.scale, kinked=self.tight()):
                 return True
             for answer in [best] + (worse if PROBE_NEAR_ALL else []):
                 if self._near(best_f, best_x, answer[0], answer[1]):
@@ -361,7 +406,7 @@ class Refiner:
         """Whether a probe's best ``(f, x)`` has reached the basin of ``(f_ref, x_ref)``
         by the looser test of PROBE_NEAR_FTOL and PROBE_NEAR_XTOL, with no barrier on the
         segment between the two points (a few evaluations, PROBE_NEAR_TRIES times)."""
-        if PROBE_NEAR_FTOL is None or self.near_tries >= PROBE_NEAR_TRIES:
+        if PROBE_NEAR_FTOL is None or self.near_tries >= PROBE_NEAR_TRIES or self.tight():
             return False
         scale = self.solver.problem.scale
         if not (f <= f_ref + PROBE_NEAR_FTOL * (1.0 + abs(f_ref)) and
@@ -393,5 +438,5 @@ class Refiner:
         # a probe that reached the best answer's basin by the looser test ends in that
         # basin: it is recorded with that answer, which its own would join at full precision
         sv.answers.append(self.reached if self.reached is not None else
-                          (fn, np.asarray(xn, dtype=np.float64), pause or 0.0))
+                          (fn, np.asarray(xn, dtype=np.float64), self._answer_tol(pause)))
         return "probed"

@@ -196,8 +196,8 @@ class CBOSolver:
         while True:
             self.last_kind = kind
             if kind == "probe":
-                end = self.refiner.probe(growth=0 if PROBE_GROWTH is None else
-                                         max(0, self.probes - PROBE_GROWTH))
+                growth = 0 if PROBE_GROWTH is None else max(0, self.probes - PROBE_GROWTH)
+                end = self.refiner.probe(growth=growth + self.refiner.kink_growth())
             elif kind == "late probe":
                 end = self.refiner.probe(growth=self.late_probes)
             else:
@@ -225,7 +225,8 @@ class CBOSolver:
         PROBES times."""
         n = sum(self.started.values())
         if n == 1 and self.cfg.restarts and self.cfg.polish == "local" and \
-                self.probes < PROBES and (self.probes == 0 or len(self._basins()) <= 2):
+                self.probes < PROBES and (self.probes == 0 or len(self._basins()) <= 2 or
+                                          self.refiner.kink_probes()):
             self.probes += 1
             return "probe"
         if LATE_PROBES and n >= 2 and self.cfg.restarts and self.cfg.polish == "local" and \
@@ -244,7 +245,7 @@ class CBOSolver:
         for value, x, tol in sorted(self.answers, key=lambda a: a[0]):
             for b in basins:
                 if same_basin(value, x, b[0], b[1], max(self.cfg.ftol, tol, b[3]),
-                              self.problem.scale):
+                              self.problem.scale, kinked=self.refiner.tight()):
                     b[2] += 1
                     break
             else:
