@@ -104,9 +104,11 @@ FIRST_GROWTH = 0
 KINK_ORDER = 1.3
 KINK_GROWTH = 3
 KINK_PROBES = True
-#: ... and once a run has stopped on a kink, answers no longer share a basin by their loose
-#: tolerances, nor probes reach one by the looser test of PROBE_NEAR_* (both relative to
-#: ``1 + |f|``: with BBOB's offsets, f near 273, 1e-3 of it joined Schaffer's rings)
+#: ... and once a run has stopped on a kink (KINK_TIGHT), answers no longer share a basin
+#: by their loose tolerances, nor probes reach one by the looser test of PROBE_NEAR_*
+#: (both relative to ``1 + |f|``: with BBOB's offsets, f near 273, 1e-3 of it joined
+#: Schaffer's rings); basins are told apart at KINK_BASIN_FTOL, a lower value being
+#: another basin, and the later local runs pause at KINK_PAUSE_FTOL
 KINK_TIGHT = True
 KINK_BASIN_FTOL = 1e-9
 KINK_PAUSE_FTOL = 1e-9
@@ -232,7 +234,7 @@ class Refiner:
         cfg = self.solver.cfg
         if LOOSE_FTOL is None or not cfg.restarts or cfg.polish != "local" or final:
             return None
-        if KINK_ORDER is not None and self.kinks:
+        if self.kinks:  # only counted with KINK_ORDER set
             return KINK_PAUSE_FTOL
         return FIRST_PAUSE_FTOL if first and FIRST_PAUSE_FTOL is not None else LOOSE_FTOL
 

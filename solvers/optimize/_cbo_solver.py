@@ -221,8 +221,8 @@ class CBOSolver:
     def _next_kind(self):
         """The noise of the next start, or "probe": a local run from a new point (when
         the refinement is the local run), right after the first start, while the starts
-        have found at most two basins (Rosenbrock's two), at least once and at most
-        PROBES times."""
+        have found at most two basins (Rosenbrock's two) or a local run has stopped on a
+        kink (:data:`._cbo_refine.KINK_PROBES`), at least once and at most PROBES times."""
         n = sum(self.started.values())
         if n == 1 and self.cfg.restarts and self.cfg.polish == "local" and \
                 self.probes < PROBES and (self.probes == 0 or len(self._basins()) <= 2 or
