@@ -62,6 +62,11 @@ FIRST_SHARE = 0.025
 #: the order of the starts with ``noise="mixed"``; each noise type doubles its own
 #: population at its next start
 MIXED_ORDER = ("covariance", "anisotropic")
+#: with ``noise="mixed"``, a noise whose last start found no better value gives its turn
+#: to the other noise while that one's last start did
+MIXED_SKIP = True
+#: a start gained when it lowered the best value by more than GAIN_FTOL * (1 + |f|)
+GAIN_FTOL = 1e-6
 #: local runs from new points right after the first start (see :mod:`._cbo_refine`)
 PROBES = 4
 #: after every later swarm start, a local run from a new point whose population grows by
@@ -152,6 +157,7 @@ class CBOSolver:
         self.answers = []  # (value, host point, its tolerance) of each start, refined
         self.probes = 0  # probe restarts so far
         self.late_probes = 0  # probes after later swarm starts
+        self.gained = {}  # noise type -> whether its last start lowered the best value
         self.last_kind = None
         self.bar = None
         self.refiner = Refiner(self)
@@ -201,9 +207,12 @@ class CBOSolver:
             elif kind == "late probe":
                 end = self.refiner.probe(growth=self.late_probes)
             else:
+                before = self.best_value()
                 s = self._new_swarm(kind)
                 end = self._run(s)
                 self.refiner.finish(s, end)
+                after = self.best_value()
+                self.gained[kind] = after < before - GAIN_FTOL * (1.0 + abs(after))
             if end in TERMINAL:
                 return end
             if cfg.f_target is not None and self.best_value() <= cfg.f_target:
@@ -222,7 +231,11 @@ class CBOSolver:
         """The noise of the next start, or "probe": a local run from a new point (when
         the refinement is the local run), right after the first start, while the starts
         have found at most two basins (Rosenbrock's two) or a local run has stopped on a
-        kink (:data:`._cbo_refine.KINK_PROBES`), at least once and at most PROBES times."""
+        kink (:data:`._cbo_refine.KINK_PROBES`), at least once and at most PROBES times.
+        ``noise="mixed"`` alternates its two noises, but a noise whose last start lowered
+        nothing gives its turn to the other while the other's last start did (MIXED_SKIP:
+        on a rotated Rastrigin function the anisotropic starts stall, the covariance ones
+        go on descending)."""
         n = sum(self.started.values())
         if n == 1 and self.cfg.restarts and self.cfg.polish == "local" and \
                 self.probes < PROBES and (self.probes == 0 or len(self._basins()) <= 2 or
@@ -234,7 +247,12 @@ class CBOSolver:
             self.late_probes += 1
             return "late probe"
         noise = self.cfg.noise
-        return MIXED_ORDER[n % 2] if noise == "mixed" else noise
+        if noise != "mixed":
+            return noise
+        turn, other = MIXED_ORDER[n % 2], MIXED_ORDER[(n + 1) % 2]
+        if MIXED_SKIP and not self.gained.get(turn, True) and self.gained.get(other, False):
+            return other
+        return turn
 
     def _basins(self):
         """The answers of the starts grouped by basin, best first: ``[value, point,

@@ -151,7 +151,7 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     * stagnation: no run's best improved (by more than 1e-12 relative) for
       :math:`k(10 + \lceil 30 d / N \rceil)` steps (``k = 3`` for covariance noise, 10 for
       the diagonal noises, whose best often stalls before it hops to a better basin);
-    * with ``noise="mixed"``, the first start also ends after 5 % of ``maxfev``.
+    * with ``noise="mixed"``, the first start also ends after 2.5 % of ``maxfev``.
 
     Its best point is then refined until the refinement converges (``polish``): a local
     covariance run (:mod:`solvers.optimize._cbo_local`, CMA-ES's updates with Gibbs
@@ -169,7 +169,9 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     starts may find the same local minimum). ``f_target`` ends the run as soon as it is
     reached. ``noise="mixed"`` (the default) alternates covariance starts (affine
     invariant: rotated, ill-conditioned valleys) and anisotropic starts (separable and
-    Rastrigin-like landscapes). Every evaluated point lies in ``bounds`` (particles leaving
+    Rastrigin-like landscapes); a noise whose last start found no better value (by more
+    than 1e-6 relative) gives its turn to the other while the other's last start did.
+    Every evaluated point lies in ``bounds`` (particles leaving
     the box are reflected back, see :mod:`solvers.optimize._cbo_bounds`).
 
     **Status.** One status per end, whatever ``restarts`` says:
@@ -220,7 +222,8 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
         Noise strength, drift strength, time step. ``None`` picks the per-noise default:
         (10.5, 0.4, 0.01) for the diagonal noises, (1, 1, 1) for covariance noise.
     noise : {"mixed", "anisotropic", "isotropic", "covariance"}, optional
-        The noise of every start, or ``"mixed"``: covariance and anisotropic alternately.
+        The noise of every start, or ``"mixed"``: covariance and anisotropic alternately,
+        a noise whose last start gained nothing giving its turn to one whose last did.
     batch_size : int, optional
         Random mini-batch consensus over ``batch_size`` particles per step.
     memory : bool, optional
