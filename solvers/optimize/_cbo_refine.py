@@ -167,6 +167,8 @@ class Refiner:
         self.lb, self.ub = box if box is not None else (None, None)
         self.shape, self.shape_value = None, math.inf  # the shape of the best start
         self.resumable = []  # local runs stopped at LOOSE_FTOL, to finish the best one
+        self.unfinished = []  # answers of paused runs polished on a bound (finish_best)
+        self.loose_bound_step = False  # whether the last refinement ended so
         self.reached = None  # the answer whose basin the running probe reached (PROBE_NEAR_*)
         self.near_tries = 0  # the running probe's segment tests so far
         self.kinks = 0  # local runs that stopped on a kink (KINK_ORDER)
@@ -242,6 +244,7 @@ class Refiner:
     def finish(self, s, end):
         """Refine the best point of start ``s`` (ended by ``end``) and fold it in."""
         sv = self.solver
+        self.loose_bound_step = False
         final = end in ("maxfev", "maxiter")
         if s.F is None:  # the budget did not reach this start: go on with the best point
             if final:
@@ -267,6 +270,8 @@ class Refiner:
         # an answer: (value, host point, the tolerance its value stopped at)
         sv.answers.append((value, np.asarray(to_host(s.BX[ib, :]), dtype=np.float64),
                            self._answer_tol(pause)))
+        if self.loose_bound_step:
+            self.unfinished.append(sv.answers[-1])
         if shape is not None and value < self.shape_value:
             self.shape, self.shape_value = shape, value
 
@@ -297,6 +302,18 @@ class Refiner:
         xn, fn, _ = runs[0].advance(sv.left(final=True))
         sv.BF, sv.BX = self._put(sv.BF, sv.BX, int(sv.xp.argmin(sv.BF)), xn, fn)
         return True
+
+    def finish_best(self):
+        """The best answer, to full precision, once the starts agree: the loose local run
+        that holds it resumed (:meth:`complete`), or, when no such run is left (its point
+        went on from a paused local run to the bound step's L-BFGS-B, which stalls near
+        1e-6), a new refinement from the best point with what is left of ``maxfev``."""
+        sv = self.solver
+        if self.complete() or not sv.answers:
+            return
+        best = min(sv.answers, key=lambda a: a[0])
+        if any(a is best for a in self.unfinished):
+            sv.BF, sv.BX = self._refine(sv.BF, sv.BX, self.shape, sv.left(final=True))
 
     def _on_bounds(self, x):
         """Whether a coordinate of ``x`` lies on a bound (within 1e-9 of the box)."""
@@ -351,6 +368,8 @@ class Refiner:
                                         budget - share, growth=growth, pause=pause)
         if pause is not None and not self._on_bounds(xn):
             self.resumable.append(run)
+        # a paused run's answer polished on a bound is not resumable: finish_best refines it
+        self.loose_bound_step = pause is not None and not run.done and self._on_bounds(xn)
         if self._on_bounds(xn):
             xn, fn, _ = scipy_polish(self._point, xn, fn, self.lb, self.ub,
                                      min(budget - used, share + BOUND_POLISH * (d + 1)),

@@ -220,7 +220,7 @@ class CBOSolver:
             if not cfg.restarts:
                 return end
             if self._confirmed():
-                self.refiner.complete()  # the best answer, to full precision
+                self.refiner.finish_best()  # the best answer, to full precision
                 if cfg.f_target is not None and self.best_value() <= cfg.f_target:
                     return "target"
                 return "agreed"
