@@ -1,5 +1,6 @@
 """CBO with ``noise="mixed"``: a noise whose last start found no better value gives its turn
-to the other noise while the other's last start did (:data:`._cbo_solver.MIXED_SKIP`)."""
+to the other noise while the other's last start did (:data:`._cbo_solver.MIXED_SKIP`), and a
+diagonal start too slow to reach the best answer ends (:data:`._cbo_solver.DIAG_MISS`)."""
 import numpy as np
 import pytest
 
@@ -57,3 +58,31 @@ def test_a_noise_that_gained_nothing_gives_its_turn(monkeypatch, skip):
     else:
         assert broken >= 1 and passed_over == 0
 
+
+
+def _hopeless(noise="anisotropic", fall=1.0, excess=10.0, left=10_000, answers=True):
+    """``CBOSolver._hopeless`` on a stub: a swarm of 20 points whose stagnation window is
+    2 history entries (2 * CHECK_EVERY steps with sync_every 1), its best ``excess`` above
+    the best answer (0) after falling by ``fall`` over that window."""
+    from types import SimpleNamespace
+    window = 2 * _cbo_solver.DIAG_MISS_WINDOW
+    now = np.array([excess])
+    history = [now + fall] * 3 + [now + fall * k / window for k in range(window, -1, -1)]
+    s = SimpleNamespace(noise=noise, history=history, patience=2, size=20)
+    solver = SimpleNamespace(answers=[(0.0, None, 0.0)] if answers else [],
+                             cfg=SimpleNamespace(maxfev=100_000), sync_every=1,
+                             left=lambda: left)
+    return _cbo_solver.CBOSolver._hopeless(solver, s)
+
+
+def test_a_diagonal_start_ends_when_its_pace_cannot_reach_the_best_answer():
+    # a window of 2 history entries costs 2 * CHECK_EVERY * 20 = 400 evaluations (times
+    # DIAG_MISS_WINDOW): at a fall of 1 per window an excess of 10 needs 10 windows, so
+    # the start goes on with one evaluation more than that left and ends with one less
+    evals = 2 * _cbo_solver.CHECK_EVERY * 20 * _cbo_solver.DIAG_MISS_WINDOW
+    assert not _hopeless(fall=1.0, excess=10.0, left=10 * evals + 1)
+    assert _hopeless(fall=1.0, excess=10.0, left=10 * evals - 1)
+    assert _hopeless(fall=0.0, excess=10.0)  # no fall at all
+    assert not _hopeless(fall=0.0, excess=1e-9)  # in the best answer's basin already
+    assert not _hopeless(noise="covariance", fall=0.0)  # only the diagonal noises
+    assert not _hopeless(fall=0.0, answers=False)  # nothing to reach yet

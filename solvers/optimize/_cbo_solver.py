@@ -29,7 +29,7 @@ from ._cbo_bounds import reflect
 from ._cbo_config import reserve
 from ._cbo_eval import Evaluator
 from ._cbo_kernels import KERNELS, SYNC_EVERY, run_size
-from ._cbo_refine import Refiner, same_basin
+from ._cbo_refine import BASIN_FTOL, Refiner, same_basin
 from ._cbo_result import build_result
 
 __all__ = ["CBOSolver", "covariance_noise"]
@@ -67,6 +67,10 @@ MIXED_ORDER = ("covariance", "anisotropic")
 MIXED_SKIP = True
 #: a start gained when it lowered the best value by more than GAIN_FTOL * (1 + |f|)
 GAIN_FTOL = 1e-6
+#: a diagonal start ends once, above the best answer, its pace over DIAG_MISS_WINDOW
+#: stagnation windows would not reach that answer with the evaluations left
+DIAG_MISS = True
+DIAG_MISS_WINDOW = 1
 #: local runs from new points right after the first start (see :mod:`._cbo_refine`)
 PROBES = 4
 #: after every later swarm start, a local run from a new point whose population grows by
@@ -426,10 +430,29 @@ class CBOSolver:
                     return "stalled"
             if cfg.ftol > 0 and self._flat(s):
                 return "flat"
+            if DIAG_MISS and self._hopeless(s):
+                return "stalled"
         if cfg.restarts and not self.answers and cfg.noise == "mixed" and \
                 cfg.maxfev is not None and s.steps * s.size >= FIRST_SHARE * cfg.maxfev:
             return "capped"
         return None
+
+    def _hopeless(self, s):
+        """Whether a diagonal start, still above the best answer so far, would need more
+        than the evaluations left to reach it at the pace of its last stagnation window
+        (the best run's fall over that window, extrapolated linearly)."""
+        if s.noise == "covariance" or not self.answers or self.cfg.maxfev is None:
+            return False
+        h, back = s.history, s.patience * DIAG_MISS_WINDOW
+        if len(h) <= back:
+            return False
+        target = min(a[0] for a in self.answers)
+        now, then = float(np.min(h[-1])), float(np.min(h[-back - 1]))
+        excess = now - target
+        if excess <= BASIN_FTOL * (1.0 + abs(target)):
+            return False
+        evals = back * CHECK_EVERY * self.sync_every * s.size
+        return (then - now) * self.left() < excess * evals
 
     def _flat(self, s):
         """Whether every run's particles' values agree within ``ftol * (1 + |f_min|)``."""

@@ -151,7 +151,10 @@ def minimize_cbo(fun, bounds=None, x0=None, *, args=(), n_particles=20, maxiter=
     * stagnation: no run's best improved (by more than 1e-12 relative) for
       :math:`k(10 + \lceil 30 d / N \rceil)` steps (``k = 3`` for covariance noise, 10 for
       the diagonal noises, whose best often stalls before it hops to a better basin);
-    * with ``noise="mixed"``, the first start also ends after 2.5 % of ``maxfev``.
+    * with ``noise="mixed"``, the first start also ends after 2.5 % of ``maxfev``;
+    * a diagonal-noise start whose best lies above the best answer so far ends once, at
+      the pace its best fell over the last stagnation window, the evaluations left to the
+      run would not bring it down to that answer (with ``maxfev``).
 
     Its best point is then refined until the refinement converges (``polish``): a local
     covariance run (:mod:`solvers.optimize._cbo_local`, CMA-ES's updates with Gibbs
