@@ -1,6 +1,8 @@
 """CBO with ``noise="mixed"``: a noise whose last start found no better value gives its turn
 to the other noise while the other's last start did (:data:`._cbo_solver.MIXED_SKIP`), and a
 diagonal start too slow to reach the best answer ends (:data:`._cbo_solver.DIAG_MISS`)."""
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -59,12 +61,10 @@ def test_a_noise_that_gained_nothing_gives_its_turn(monkeypatch, skip):
         assert broken >= 1 and passed_over == 0
 
 
-
 def _hopeless(noise="anisotropic", fall=1.0, excess=10.0, left=10_000, answers=True):
     """``CBOSolver._hopeless`` on a stub: a swarm of 20 points whose stagnation window is
     2 history entries (2 * CHECK_EVERY steps with sync_every 1), its best ``excess`` above
     the best answer (0) after falling by ``fall`` over that window."""
-    from types import SimpleNamespace
     window = 2 * _cbo_solver.DIAG_MISS_WINDOW
     now = np.array([excess])
     history = [now + fall] * 3 + [now + fall * k / window for k in range(window, -1, -1)]

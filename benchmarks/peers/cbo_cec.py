@@ -7,8 +7,8 @@ competition's budget of 10 000 d evaluations. ``opfunu`` leaves out the competit
 withdrawn F2 and numbers the rest from there, so its ``F1``-``F9`` (``--functions``) are the
 competition's F1 and F3-F10: bent cigar, Zakharov, Rosenbrock, Rastrigin, Schaffer F7,
 Lunacek bi-Rastrigin, non-continuous Rastrigin, Levy and Schwefel. Each solver runs with
-its defaults on the same seeds; a function is solved at ``tol`` when the best value among the first
-``budget`` evaluations is within ``tol`` of ``f_global``. Printed: the error of each run
+its defaults on the same seeds; a function is solved at ``tol`` when the best value among
+the first ``budget`` evaluations is within ``tol`` of ``f_global``. Printed: the error of each run
 and the solved counts at 1e-2 and 1e-8::
 
     OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/peers/cbo_cec.py --dim 10

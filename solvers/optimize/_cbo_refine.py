@@ -366,11 +366,12 @@ class Refiner:
         share = min(budget // 4, BOUND_POLISH * (d + 1)) if self._on_bounds(x) else 0
         xn, fn, used, run = self._local(x, fx, shape, step * self.solver.problem.scale,
                                         budget - share, growth=growth, pause=pause)
-        if pause is not None and not self._on_bounds(xn):
+        on_bounds = self._on_bounds(xn)
+        if pause is not None and not on_bounds:
             self.resumable.append(run)
         # a paused run's answer polished on a bound is not resumable: finish_best refines it
-        self.loose_bound_step = pause is not None and not run.done and self._on_bounds(xn)
-        if self._on_bounds(xn):
+        self.loose_bound_step = pause is not None and not run.done and on_bounds
+        if on_bounds:
             xn, fn, _ = scipy_polish(self._point, xn, fn, self.lb, self.ub,
                                      min(budget - used, share + BOUND_POLISH * (d + 1)),
                                      "L-BFGS-B")

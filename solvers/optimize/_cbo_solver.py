@@ -62,11 +62,10 @@ FIRST_SHARE = 0.025
 #: the order of the starts with ``noise="mixed"``; each noise type doubles its own
 #: population at its next start
 MIXED_ORDER = ("covariance", "anisotropic")
-#: with ``noise="mixed"``, a noise whose last start found no better value gives its turn
-#: to the other noise while that one's last start did
+#: with ``noise="mixed"``, a noise whose last start found no better value (lower by more
+#: than the basin tolerance, BASIN_FTOL * (1 + |f|)) gives its turn to the other noise
+#: while that one's last start did
 MIXED_SKIP = True
-#: a start gained when it lowered the best value by more than GAIN_FTOL * (1 + |f|)
-GAIN_FTOL = 1e-6
 #: a diagonal start ends once, above the best answer, its pace over DIAG_MISS_WINDOW
 #: stagnation windows would not reach that answer with the evaluations left
 DIAG_MISS = True
@@ -216,7 +215,7 @@ class CBOSolver:
                 end = self._run(s)
                 self.refiner.finish(s, end)
                 after = self.best_value()
-                self.gained[kind] = after < before - GAIN_FTOL * (1.0 + abs(after))
+                self.gained[kind] = after < before - BASIN_FTOL * (1.0 + abs(after))
             if end in TERMINAL:
                 return end
             if cfg.f_target is not None and self.best_value() <= cfg.f_target:
